@@ -1,0 +1,1 @@
+"""The standalone Bullpen site: the first host of the ``dashboard`` app."""

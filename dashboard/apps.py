@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class DashboardConfig(AppConfig):
+    name = "dashboard"
+    label = "bullpen"
+    verbose_name = "Bullpen"
+    default_auto_field = "django.db.models.BigAutoField"

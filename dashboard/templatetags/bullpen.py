@@ -1,0 +1,154 @@
+"""Template helpers: times, durations, progress and collapsible JSON. Everything is escaped."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+_MAX_DEPTH = 40
+_MAX_CHILDREN = 500
+
+
+def _as_datetime(ms: Any) -> datetime | None:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or ms <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def relative(ms: float, now_ms: float) -> str:
+    seconds = (now_ms - ms) / 1000
+    future = seconds < 0
+    seconds = abs(seconds)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min"), (1, "s")):
+        if seconds >= size or unit == "s":
+            amount = int(seconds // size)
+            return f"in {amount} {unit}" if future else f"{amount} {unit} ago"
+    return ""
+
+
+@register.filter
+def timestamp(ms: Any) -> SafeString:
+    """``<time>`` with the absolute UTC time; app.js keeps the relative text fresh."""
+    moment = _as_datetime(ms)
+    if moment is None:
+        return format_html('<span class="muted">{}</span>', "—" if ms in (None, "") else str(ms))
+    absolute = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+    now_ms = datetime.now(tz=UTC).timestamp() * 1000
+    return format_html(
+        '<time datetime="{}" data-ms="{}" title="{}"><span class="abs">{}</span> '
+        '<span class="rel">{}</span></time>',
+        moment.isoformat(),
+        int(ms),
+        absolute,
+        absolute,
+        relative(float(ms), now_ms),
+    )
+
+
+@register.filter
+def duration(ms: Any) -> str:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return "—"
+    if ms < 1000:
+        return f"{int(ms)} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    if ms < 3_600_000:
+        return f"{int(ms // 60_000)} min {int(ms % 60_000 // 1000)} s"
+    return f"{int(ms // 3_600_000)} h {int(ms % 3_600_000 // 60_000)} min"
+
+
+@register.filter
+def progress_percent(progress: Any) -> float | None:
+    """A number 0-100 from BullMQ progress: a number, or an object with a percentage in it."""
+    value: Any = progress
+    if isinstance(progress, dict):
+        value = next(
+            (progress[k] for k in ("percentage", "percent", "pct", "progress") if k in progress),
+            None,
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return max(0.0, min(100.0, float(value)))
+
+
+@register.filter
+def compact_json(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@register.filter
+def get_item(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+def _scalar(value: Any) -> SafeString:
+    kind = (
+        "null"
+        if value is None
+        else "bool"
+        if isinstance(value, bool)
+        else "num"
+        if isinstance(value, (int, float))
+        else "str"
+    )
+    return format_html('<span class="j-{}">{}</span>', kind, json.dumps(value, ensure_ascii=False))
+
+
+def _tree(value: Any, depth: int) -> SafeString:
+    if not isinstance(value, (dict, list)) or not value:
+        if isinstance(value, (dict, list)):
+            return mark_safe("{}" if isinstance(value, dict) else "[]")  # noqa: S308 - constants
+        return _scalar(value)
+    if depth >= _MAX_DEPTH:
+        return _scalar(json.dumps(value, ensure_ascii=False)[:2000])
+    items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+    shown = items[:_MAX_CHILDREN]
+    rows = format_html_join(
+        "",
+        "<li>{}{}</li>",
+        (
+            (
+                format_html('<span class="j-key">{}</span>: ', key)
+                if isinstance(value, dict)
+                else format_html('<span class="j-idx">{}</span>: ', key),
+                _tree(child, depth + 1),
+            )
+            for key, child in shown
+        ),
+    )
+    more = (
+        format_html('<li class="muted">… {} more</li>', len(items) - len(shown))
+        if len(items) > len(shown)
+        else ""
+    )
+    brackets = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    return format_html(
+        '<details class="j-node"{}><summary>{} <span class="muted">{} {}</span></summary>'
+        "<ul>{}{}</ul>{}</details>",
+        mark_safe(" open") if depth < 2 else "",
+        brackets[0],
+        len(items),
+        "keys" if isinstance(value, dict) else "items",
+        rows,
+        more,
+        brackets[1],
+    )
+
+
+@register.filter
+def json_tree(value: Any) -> SafeString:
+    """Collapsible JSON: nested ``<details>``; every key and value is escaped."""
+    return format_html('<div class="json-tree">{}</div>', _tree(value, 0))

@@ -1,0 +1,100 @@
+"""One job in full: its fields, state, logs and flow relatives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from queues.conf import get_config
+from queues.connection import get_client
+from queues.discovery import known
+from queues.errors import JobNotFound, QueueNotFound
+from queues.job_fields import job_from_hash
+from queues.keys import QueueRef
+from queues.redis_errors import translate_redis_errors
+
+# Checked in BullMQ's own order (its getState script): sorted sets first, they are O(log n).
+_ZSET_STATES = ("completed", "failed", "delayed", "prioritized", "waiting-children")
+_LIST_STATES = (("active", "active"), ("wait", "waiting"), ("paused", "waiting"))
+
+
+def job_ref_from_key(job_key: str) -> dict[str, str] | None:
+    """``<prefix>:<queue>:<id>`` → queue ref parts, for any configured prefix."""
+    for prefix in sorted(get_config()["PREFIXES"], key=len, reverse=True):
+        head = prefix + ":"
+        if job_key.startswith(head):
+            queue, sep, job_id = job_key[len(head) :].partition(":")
+            if sep and queue and job_id:
+                return {"slug": QueueRef(prefix, queue).slug, "queue": queue, "id": job_id}
+    return None
+
+
+async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None) -> dict[str, Any]:
+    """The whole job, uncut, with ``state``, ``logs`` and ``children``."""
+    lines = int(log_lines if log_lines is not None else get_config()["DETAIL_LOG_LINES"])
+    redis = get_client()
+    job_key = ref.job_key(job_id)
+    async with translate_redis_errors():
+        if not await known(ref):
+            raise QueueNotFound(f"Unknown queue {ref.slug!r}")
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(job_key)
+            pipe.lrange(f"{job_key}:logs", -lines, -1) if lines > 0 else pipe.lrange(
+                f"{job_key}:logs", 0, -1
+            )
+            pipe.llen(f"{job_key}:logs")
+            for state in _ZSET_STATES:
+                pipe.zscore(ref.key(state), job_id)
+            pipe.smembers(f"{job_key}:dependencies")
+            pipe.hkeys(f"{job_key}:processed")
+            pipe.hkeys(f"{job_key}:failed")
+            pipe.zrange(f"{job_key}:unsuccessful", 0, -1)
+            replies = await pipe.execute(raise_on_error=False)
+        raw, logs, log_count = replies[0], replies[1], replies[2]
+        scores = replies[3 : 3 + len(_ZSET_STATES)]
+        pending, processed, failed, ignored = replies[3 + len(_ZSET_STATES) :]
+        if isinstance(raw, Exception):
+            raise JobNotFound(f"Job {job_id!r} is not a readable job hash ({raw})")
+        if not raw:
+            raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
+        state: str | None = next(
+            (
+                s
+                for s, score in zip(_ZSET_STATES, scores, strict=False)
+                if score is not None and not isinstance(score, Exception)
+            ),
+            None,
+        )
+        if state is None:
+            async with redis.pipeline(transaction=False) as pipe:
+                for suffix, _ in _LIST_STATES:
+                    pipe.lpos(ref.key(suffix), job_id)
+                positions = await pipe.execute(raise_on_error=False)
+            found = [
+                name
+                for (_, name), pos in zip(_LIST_STATES, positions, strict=True)
+                if isinstance(pos, int)
+            ]
+            state = found[0] if found else "unknown"
+
+    job = job_from_hash(job_id, raw)
+    job["state"] = state
+    job["logs"] = logs if isinstance(logs, list) else []
+    job["logsCount"] = log_count if isinstance(log_count, int) else 0
+    job["children"] = {
+        "pending": _relatives(pending),
+        "processed": _relatives(processed),
+        "failed": _relatives(failed),
+        "ignored": _relatives(ignored),
+    }
+    job["parentRef"] = job_ref_from_key(job["parentKey"]) if job.get("parentKey") else None
+    return job
+
+
+def _relatives(keys: Any) -> list[dict[str, str]]:
+    if not isinstance(keys, (list, set)):
+        return []
+    found = []
+    for key in sorted(keys):
+        parsed = job_ref_from_key(key)
+        found.append(parsed if parsed else {"slug": "", "queue": "", "id": key})
+    return found

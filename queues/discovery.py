@@ -1,0 +1,123 @@
+"""Finding the queues: SCAN for ``<prefix>:*:meta`` and ``<prefix>:*:id`` plus configured names.
+
+A full SCAN walks every key (millions of jobs), so its result is kept for
+``DISCOVERY_INTERVAL`` seconds and refreshed in the background while the old list is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass, field
+
+import redis.asyncio as aioredis
+
+from queues.conf import get_config
+from queues.connection import get_client
+from queues.keys import QueueRef
+
+_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
+
+
+@dataclass(frozen=True)
+class Discovered:
+    queues: tuple[QueueRef, ...]
+    # Queues that still hold a BullMQ 5 ``paused`` list: only these need it counted.
+    legacy_paused: frozenset[QueueRef] = frozenset()
+    at: float = field(default_factory=time.monotonic)
+
+
+_cache: Discovered | None = None
+_refreshing: asyncio.Task[Discovered] | None = None
+
+
+def reset() -> None:
+    global _cache, _refreshing
+    _cache = None
+    _refreshing = None
+
+
+def _escape_glob(text: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
+def _queue_name(prefix: str, key: str) -> str | None:
+    """The queue name of a ``<prefix>:<name>:meta`` or ``...:id`` key, or None for any other key
+    the pattern let through (job ids starting with ``id``/``me``, names holding ``:``)."""
+    head = prefix + ":"
+    if not key.startswith(head):
+        return None
+    rest = key[len(head) :]
+    name, sep, suffix = rest.rpartition(":")
+    if not sep or suffix not in ("meta", "id") or not name or ":" in name:
+        return None
+    return name
+
+
+async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> set[str]:
+    # One pass instead of two: ``[im][de]*`` admits both ``:meta`` and ``:id``; the few other
+    # keys it admits are dropped by _queue_name.
+    pattern = f"{_escape_glob(prefix)}:*:[im][de]*"
+    names: set[str] = set()
+    async for key in redis.scan_iter(match=pattern, count=count):
+        name = _queue_name(prefix, key)
+        if name is not None:
+            names.add(name)
+    return names
+
+
+async def _discover() -> Discovered:
+    config = get_config()
+    redis = get_client()
+    refs: set[QueueRef] = set()
+    for prefix in config["PREFIXES"]:
+        for name in await scan_queues(redis, prefix, int(config["SCAN_COUNT"])):
+            refs.add(QueueRef(prefix, name))
+    for configured in config["QUEUES"]:
+        refs.add(QueueRef.from_slug(configured))
+    ordered = tuple(sorted(refs))
+    async with redis.pipeline(transaction=False) as pipe:
+        for ref in ordered:
+            pipe.exists(ref.key("paused"))
+        legacy = await pipe.execute() if ordered else []
+    return Discovered(
+        queues=ordered,
+        legacy_paused=frozenset(ref for ref, has in zip(ordered, legacy, strict=False) if has),
+    )
+
+
+async def _refresh() -> Discovered:
+    global _cache
+    found = await _discover()
+    _cache = found
+    return found
+
+
+async def discovered() -> Discovered:
+    """The queue list; stale lists are served while one refresh runs in the background."""
+    global _refreshing
+    interval = float(get_config()["DISCOVERY_INTERVAL"])
+    cached = _cache
+    if cached is None or interval <= 0:
+        return await _refresh()
+    if time.monotonic() - cached.at > interval and (_refreshing is None or _refreshing.done()):
+        _refreshing = asyncio.ensure_future(_refresh())
+        _refreshing.add_done_callback(_swallow)
+    return cached
+
+
+def _swallow(task: asyncio.Task[Discovered]) -> None:
+    # A failed background refresh keeps the old list; the next request tries again.
+    if not task.cancelled():
+        task.exception()
+
+
+async def known(ref: QueueRef) -> bool:
+    """Whether the queue exists: in the list, or (created since the last scan) in Redis."""
+    found = await discovered()
+    if ref in found.queues:
+        return True
+    if ":" in ref.name or ref.prefix not in get_config()["PREFIXES"]:
+        return False
+    return bool(await get_client().exists(ref.key("meta"), ref.key("id")))

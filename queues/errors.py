@@ -1,0 +1,23 @@
+"""Errors the queue layer raises; the dashboard maps each to an HTTP status."""
+
+from __future__ import annotations
+
+
+class BullpenError(Exception):
+    """Base class: ``str(error)`` is safe to show to the user."""
+
+
+class BadParameter(BullpenError):
+    """A parameter (state, page size, order...) is not acceptable."""
+
+
+class QueueNotFound(BullpenError):
+    """No queue of that name under any configured prefix."""
+
+
+class JobNotFound(BullpenError):
+    """No job of that id in the queue."""
+
+
+class RedisUnavailable(BullpenError):
+    """Redis could not be reached or answered with an error."""

@@ -1,0 +1,60 @@
+"""Where BullMQ keeps things: queue references, state keys and job keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from queues.conf import default_prefix, get_config
+from queues.errors import QueueNotFound
+
+StateKind = Literal["list", "zset"]
+
+# Every state a job can be in, in the order pages show them, with the key and type holding it.
+# ``paused`` is the list BullMQ 5 moved jobs to while a queue was paused; BullMQ 6 keeps them
+# in ``wait`` and only flags the queue as paused in its meta hash.
+STATES: dict[str, tuple[str, StateKind]] = {
+    "waiting": ("wait", "list"),
+    "active": ("active", "list"),
+    "prioritized": ("prioritized", "zset"),
+    "delayed": ("delayed", "zset"),
+    "waiting-children": ("waiting-children", "zset"),
+    "paused": ("paused", "list"),
+    "completed": ("completed", "zset"),
+    "failed": ("failed", "zset"),
+}
+
+
+@dataclass(frozen=True, order=True)
+class QueueRef:
+    """One queue: its key prefix and its name."""
+
+    prefix: str
+    name: str
+
+    def key(self, suffix: str) -> str:
+        return f"{self.prefix}:{self.name}:{suffix}"
+
+    def job_key(self, job_id: str) -> str:
+        return f"{self.prefix}:{self.name}:{job_id}"
+
+    def state_key(self, state: str) -> str:
+        return self.key(STATES[state][0])
+
+    @property
+    def slug(self) -> str:
+        """How URLs name the queue: the bare name under the default prefix."""
+        if self.prefix == default_prefix():
+            return self.name
+        return f"{self.prefix}:{self.name}"
+
+    @classmethod
+    def from_slug(cls, slug: str) -> QueueRef:
+        """Parse a URL's queue segment. BullMQ refuses ``:`` in queue names, so the last
+        ``:`` separates a non-default prefix (which may itself hold ``:``) from the name."""
+        prefix, sep, name = slug.rpartition(":")
+        if not sep:
+            return cls(default_prefix(), slug)
+        if prefix not in get_config()["PREFIXES"] or not name:
+            raise QueueNotFound(f"Unknown queue {slug!r}")
+        return cls(prefix, name)

@@ -1,0 +1,479 @@
+#!/usr/bin/env node
+// Bullpen interop peer: a small CLI around the real BullMQ (Node.js) library.
+//
+// The Bullpen test-suite uses it to put real BullMQ data into a Redis server
+// and to read it back through BullMQ's own API, so that Bullpen's Python
+// reader can be checked against the reference implementation.
+//
+// Every subcommand prints exactly ONE JSON document on stdout and nothing
+// else; diagnostics go to stderr. The exit code is non-zero on error (and the
+// error is then printed to stderr, with nothing on stdout).
+//
+// Usage:
+//   node peer.mjs <subcommand> [--redis redis://127.0.0.1:6379/0] [--prefix bull] ...
+//
+//   scenario        --queue Q
+//   inspect         --queue Q [--ids a,b,c] [--asc]
+//   add             --queue Q --name N --data JSON [--opts JSON]
+//   add-raw-hostile --queue Q
+//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--timeout-ms MS]
+//
+// Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
+// code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
+//
+// See README.md in this directory for the BullMQ 6.7.0 behaviour that was
+// observed with it.
+
+import { randomUUID } from 'node:crypto';
+import { FlowProducer, Queue, Worker } from 'bullmq';
+
+// Keep stdout for the single JSON result: anything BullMQ or ioredis would
+// print through console.log/info goes to stderr instead.
+console.log = console.error;
+console.info = console.error;
+
+const STATES = [
+  'waiting',
+  'active',
+  'prioritized',
+  'delayed',
+  'waiting-children',
+  'paused',
+  'completed',
+  'failed',
+];
+
+// ---------------------------------------------------------------- arguments
+
+const BOOLEAN_FLAGS = new Set(['asc', 'fail', 'progress']);
+
+function parseArgs(argv) {
+  const [command, ...rest] = argv;
+  const flags = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    if (!arg.startsWith('--')) {
+      throw new Error(`unexpected argument: ${arg}`);
+    }
+    const eq = arg.indexOf('=');
+    if (eq !== -1) {
+      flags[arg.slice(2, eq)] = arg.slice(eq + 1);
+      continue;
+    }
+    const key = arg.slice(2);
+    if (BOOLEAN_FLAGS.has(key)) {
+      flags[key] = true;
+      continue;
+    }
+    if (i + 1 >= rest.length) {
+      throw new Error(`missing value for --${key}`);
+    }
+    flags[key] = rest[++i];
+  }
+  return { command, flags };
+}
+
+function required(flags, key) {
+  const value = flags[key];
+  if (value === undefined || value === true || value === '') {
+    throw new Error(`--${key} is required`);
+  }
+  return value;
+}
+
+function intFlag(flags, key, fallback) {
+  if (flags[key] === undefined) return fallback;
+  const n = Number(flags[key]);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error(`--${key} must be a non-negative integer`);
+  }
+  return n;
+}
+
+function jsonFlag(flags, key, fallback) {
+  if (flags[key] === undefined) return fallback;
+  try {
+    return JSON.parse(flags[key]);
+  } catch (err) {
+    throw new Error(`--${key} is not valid JSON: ${err.message}`);
+  }
+}
+
+// --------------------------------------------------------------- connection
+
+function baseOptions(flags) {
+  const url = flags.redis ?? process.env.BULLPEN_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+  return {
+    // BullMQ 6 builds its own ioredis clients from these options (a Worker
+    // needs a second, blocking connection, so a shared client is not used).
+    connection: { url, maxRetriesPerRequest: null },
+    prefix: flags.prefix ?? 'bull',
+  };
+}
+
+// Every BullMQ object opened by a subcommand, closed before the result is
+// printed so that the process can end by itself.
+const opened = [];
+
+function track(obj) {
+  opened.push(obj);
+  obj.on?.('error', err => console.error(`[peer] ${obj.constructor.name} error:`, err?.message ?? err));
+  return obj;
+}
+
+async function closeAll() {
+  while (opened.length) {
+    const obj = opened.pop();
+    try {
+      await obj.close();
+    } catch (err) {
+      console.error('[peer] close failed:', err?.message ?? err);
+    }
+  }
+}
+
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+
+async function waitFor(what, predicate, timeoutMs, stepMs = 25) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await predicate()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(stepMs);
+  }
+}
+
+// ----------------------------------------------------------------- scenario
+
+// Builds one job in every state (several in most) in queue Q, plus a paused
+// queue `Q-paused` and a child queue `Q-children` for a flow. Run it on a
+// queue that does not exist yet: the ids are then the same on every run.
+async function scenario(flags) {
+  const name = required(flags, 'queue');
+  const opts = baseOptions(flags);
+  const childQueueName = `${name}-children`;
+  const pausedQueueName = `${name}-paused`;
+
+  const queue = track(new Queue(name, opts));
+  await queue.waitUntilReady();
+
+  // 1. completed and failed: processed by a real worker, before anything
+  //    else is added, so that it takes only these jobs.
+  const completed = [];
+  completed.push((await queue.add('report', { month: '2024-01', rows: 3 })).id);
+  completed.push((await queue.add('report', { month: '2024-02', rows: 5 }, { jobId: 'report-feb' })).id);
+
+  const failOpts = { attempts: 3, backoff: { type: 'fixed', delay: 0 } };
+  const failed = [];
+  failed.push((await queue.add('charge-card', { card: '4242', amount: 1999 }, failOpts)).id);
+  failed.push((await queue.add('charge-card', { card: '0000', amount: 50 }, { ...failOpts, jobId: 'charge-9' })).id);
+
+  const worker = track(
+    new Worker(
+      name,
+      async job => {
+        if (job.name === 'charge-card') {
+          await job.log(`attempt ${job.attemptsMade + 1}: charging card ${job.data.card}`);
+          throw new Error(`card declined: ${job.data.card}`);
+        }
+        await job.updateProgress({ pct: 10, stage: 'queued' });
+        await job.log('loading rows');
+        await job.updateProgress({ pct: 60, stage: 'rendering' });
+        await job.log(`rendered ${job.data.rows} rows`);
+        await job.updateProgress({ pct: 100, stage: 'done' });
+        await job.log('uploaded');
+        return { ok: true, rows: job.data.rows, url: `https://reports.example/${job.data.month}.pdf` };
+      },
+      { ...opts, concurrency: 1 },
+    ),
+  );
+  await waitFor(
+    'completed and failed jobs',
+    async () => {
+      const c = await queue.getJobCounts('completed', 'failed');
+      return c.completed === completed.length && c.failed === failed.length;
+    },
+    8000,
+  );
+  await worker.close();
+  opened.splice(opened.indexOf(worker), 1);
+
+  // 2. active: fetched by a worker without a processor and never finished.
+  //    The long lock keeps it active even while another worker checks for
+  //    stalled jobs.
+  const longRunning = await queue.add('long-running', { seconds: 3600 }, { jobId: 'long-1' });
+  const fetcher = new Worker(name, null, { ...opts, autorun: false, lockDuration: 60 * 60 * 1000 });
+  fetcher.on('error', err => console.error('[peer] fetcher error:', err?.message ?? err));
+  const token = randomUUID();
+  const activeJob = await fetcher.getNextJob(token, { block: false });
+  if (!activeJob || activeJob.id !== longRunning.id) {
+    throw new Error(`expected to fetch ${longRunning.id}, got ${activeJob?.id}`);
+  }
+  await activeJob.updateProgress({ pct: 40 });
+  await activeJob.log('started');
+  await fetcher.close();
+  const active = [activeJob.id];
+
+  // 3. waiting: plain jobs, custom ids, and a deduplicated pair.
+  const waiting = [];
+  waiting.push((await queue.add('send-email', { to: 'ada@example.com', subject: 'Welcome' })).id);
+  waiting.push((await queue.add('process-order', { order: 42, total: 99.5 }, { jobId: 'order-42' })).id);
+  waiting.push((await queue.add('process-order', { order: 43, total: 12 }, { jobId: 'order-43' })).id);
+  const dedupFirst = await queue.add('sync-account', { account: 7 }, { deduplication: { id: 'dedup-1' } });
+  const dedupSecond = await queue.add('sync-account', { account: 7, again: true }, { deduplication: { id: 'dedup-1' } });
+  waiting.push(dedupFirst.id);
+
+  // 4. prioritized (a lower number is a higher priority).
+  const prioritized = [];
+  prioritized.push((await queue.add('resize-image', { img: 'a.png' }, { priority: 10 })).id);
+  prioritized.push((await queue.add('resize-image', { img: 'b.png' }, { priority: 1 })).id);
+  prioritized.push((await queue.add('resize-image', { img: 'c.png' }, { priority: 5, jobId: 'img-c' })).id);
+
+  // 5. delayed by one hour.
+  const delayed = [];
+  delayed.push((await queue.add('reminder', { user: 1 }, { delay: 60 * 60 * 1000 })).id);
+  delayed.push((await queue.add('reminder', { user: 2 }, { delay: 2 * 60 * 60 * 1000, jobId: 'remind-2' })).id);
+
+  // 6. a flow: the parent waits for two children left waiting in Q-children.
+  const flowProducer = track(new FlowProducer(opts));
+  const flow = await flowProducer.add({
+    name: 'build-bundle',
+    queueName: name,
+    data: { bundle: 'release-1' },
+    opts: { jobId: 'bundle-1' },
+    children: [
+      { name: 'compile', queueName: childQueueName, data: { part: 'css' }, opts: { jobId: 'compile-css' } },
+      { name: 'compile', queueName: childQueueName, data: { part: 'js' }, opts: { jobId: 'compile-js' } },
+    ],
+  });
+  const parentId = flow.job.id;
+  const childIds = flow.children.map(child => child.job.id);
+
+  // 7. a paused queue whose three jobs were added after pausing.
+  const pausedQueue = track(new Queue(pausedQueueName, opts));
+  await pausedQueue.pause();
+  const pausedIds = [];
+  for (let i = 1; i <= 3; i++) {
+    pausedIds.push((await pausedQueue.add('paused-task', { n: i })).id);
+  }
+
+  // Check that everything is where it should be before reporting.
+  const expect = {
+    waiting,
+    active,
+    prioritized,
+    delayed,
+    'waiting-children': [parentId],
+    completed,
+    failed,
+  };
+  for (const [state, ids] of Object.entries(expect)) {
+    for (const id of ids) {
+      const got = await queue.getJobState(id);
+      if (got !== state) throw new Error(`job ${id} is ${got}, expected ${state}`);
+    }
+  }
+  const childQueue = track(new Queue(childQueueName, opts));
+  for (const id of childIds) {
+    const got = await childQueue.getJobState(id);
+    if (got !== 'waiting') throw new Error(`child ${id} is ${got}, expected waiting`);
+  }
+
+  return {
+    queue: name,
+    prefix: opts.prefix,
+    ids: {
+      ...expect,
+      'paused-queue': pausedQueueName,
+      'paused-queue-jobs': pausedIds,
+      'children-queue': childQueueName,
+      children: childIds,
+      flow: {
+        parent: { queue: name, id: parentId },
+        children: childIds.map(id => ({ queue: childQueueName, id })),
+      },
+      deduplication: { id: 'dedup-1', jobId: dedupFirst.id, secondAddReturned: dedupSecond.id },
+      'long-running': longRunning.id,
+    },
+  };
+}
+
+// ------------------------------------------------------------------ inspect
+
+async function inspect(flags) {
+  const name = required(flags, 'queue');
+  const asc = flags.asc === true;
+  const queue = track(new Queue(name, baseOptions(flags)));
+  await queue.waitUntilReady();
+
+  // In 6.7.0, getJobCounts() with no argument returns exactly these keys:
+  // active, completed, delayed, failed, prioritized, waiting, waiting-children
+  // ('paused' is NOT among them). A paused queue keeps its jobs in the
+  // 'wait' list (the queue's meta hash gets paused=1), so they are counted as
+  // 'waiting', and 'paused' (the legacy paused list) is 0. See README.md.
+  const counts = await queue.getJobCounts();
+  const countsAll = await queue.getJobCounts(...STATES);
+  const isPaused = await queue.isPaused();
+
+  const jobs = {};
+  for (const state of STATES) {
+    jobs[state] = (await queue.getJobs([state], 0, -1, asc)).map(job => job.id);
+  }
+
+  const details = {};
+  const ids = typeof flags.ids === 'string' ? flags.ids.split(',').filter(Boolean) : [];
+  for (const id of ids) {
+    const job = await queue.getJob(id);
+    if (!job) {
+      details[id] = null;
+      continue;
+    }
+    const logs = await queue.getJobLogs(id);
+    details[id] = {
+      ...job.toJSON(),
+      state: await job.getState(),
+      logs: logs.logs,
+      logsCount: logs.count,
+    };
+  }
+
+  return { queue: name, counts, countsAll, isPaused, asc, jobs, details };
+}
+
+// ---------------------------------------------------------------------- add
+
+async function add(flags) {
+  const name = required(flags, 'queue');
+  const jobName = required(flags, 'name');
+  const data = jsonFlag(flags, 'data', {});
+  const jobOpts = jsonFlag(flags, 'opts', undefined);
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const job = await queue.add(jobName, data, jobOpts);
+  return { id: job.id };
+}
+
+async function addRawHostile(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const script = await queue.add('<script>alert("x")</script>', {
+    html: '<img src=x onerror=alert(1)>',
+    quote: '"\'`',
+  });
+  const big = await queue.add('big-payload', { blob: 'x'.repeat(5 * 1024 * 1024) });
+  return { ids: { script: script.id, big: big.id }, names: { script: script.name, big: big.name } };
+}
+
+// --------------------------------------------------------------------- work
+
+async function work(flags) {
+  const name = required(flags, 'queue');
+  const count = intFlag(flags, 'count', 1);
+  const concurrency = Math.max(1, intFlag(flags, 'concurrency', 1));
+  const timeoutMs = intFlag(flags, 'timeout-ms', 30000);
+  const fail = flags.fail === true;
+  const progress = flags.progress === true;
+
+  let finished = 0;
+  let completed = 0;
+  let failed = 0;
+  let done;
+  const allDone = new Promise(resolve => {
+    done = resolve;
+  });
+  const finish = () => {
+    finished += 1;
+    if (finished >= count) done();
+  };
+
+  if (count === 0) done();
+
+  const worker = track(
+    new Worker(
+      name,
+      async job => {
+        if (progress) {
+          await job.updateProgress({ pct: 50, stage: 'working' });
+          await job.log(`working on ${job.id}`);
+        }
+        if (fail) {
+          throw new Error(`job ${job.id} failed on purpose`);
+        }
+        if (progress) {
+          await job.updateProgress({ pct: 100, stage: 'done' });
+          await job.log(`finished ${job.id}`);
+        }
+        return { ok: true, id: job.id };
+      },
+      { ...baseOptions(flags), concurrency },
+    ),
+  );
+  // 'failed' fires on every failed attempt; a job with attempts left is
+  // retried and is counted only once it finally completes or fails.
+  worker.on('completed', () => {
+    completed += 1;
+    finish();
+  });
+  worker.on('failed', (job, err) => {
+    const attempts = job?.opts?.attempts ?? 1;
+    if (!job || job.attemptsMade >= attempts || err?.name === 'UnrecoverableError') {
+      failed += 1;
+      finish();
+    }
+  });
+
+  let timer;
+  const timedOut = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms (${finished}/${count} finished)`)), timeoutMs);
+  });
+  try {
+    await Promise.race([allDone, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+  await worker.close();
+  opened.splice(opened.indexOf(worker), 1);
+  return { processed: finished, completed, failed };
+}
+
+// --------------------------------------------------------------------- main
+
+const COMMANDS = {
+  scenario,
+  inspect,
+  add,
+  'add-raw-hostile': addRawHostile,
+  work,
+};
+
+function emit(doc) {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(`${JSON.stringify(doc)}\n`, err => (err ? reject(err) : resolve()));
+  });
+}
+
+async function main() {
+  const { command, flags } = parseArgs(process.argv.slice(2));
+  const run = COMMANDS[command];
+  if (!run) {
+    throw new Error(`unknown subcommand ${JSON.stringify(command)}; expected one of ${Object.keys(COMMANDS).join(', ')}`);
+  }
+  // Watchdog: ioredis retries an unreachable server forever, so bound the
+  // whole run (default 60 s, or the work timeout plus 15 s if longer).
+  const deadlineMs = intFlag(flags, 'deadline-ms', Math.max(60000, intFlag(flags, 'timeout-ms', 30000) + 15000));
+  setTimeout(() => {
+    console.error(`[peer] error: ${command} did not finish within ${deadlineMs} ms (is Redis reachable?)`);
+    process.exit(2);
+  }, deadlineMs).unref();
+  const result = await run(flags);
+  await closeAll();
+  await emit(result);
+}
+
+main().then(
+  () => process.exit(0),
+  async err => {
+    console.error(`[peer] error: ${err?.stack ?? err}`);
+    await Promise.race([closeAll(), sleep(2000)]);
+    process.exit(1);
+  },
+);
