@@ -51,6 +51,21 @@ def get_client() -> aioredis.Redis:
     return client
 
 
+# Clients replaced by a settings change, closed by close_current() on their own loop.
+_retired: list[tuple[asyncio.AbstractEventLoop, aioredis.Redis]] = []
+
+
 def reset() -> None:
-    """Forget every client (settings changed); open connections close with their loops."""
+    """Retire every client: the settings they were made from changed."""
+    _retired.extend(_clients.items())
     _clients.clear()
+
+
+async def close_current() -> None:
+    """Close the running loop's shared client (tests and commands that end their loop)."""
+    loop = asyncio.get_running_loop()
+    mine = [client for owner, client in _retired if owner is loop]
+    _retired[:] = [(owner, client) for owner, client in _retired if owner is not loop]
+    client = _clients.pop(loop, None)
+    for each in [*mine, *([client] if client is not None else [])]:
+        await each.aclose()

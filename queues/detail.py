@@ -42,8 +42,8 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
                 f"{job_key}:logs", 0, -1
             )
             pipe.llen(f"{job_key}:logs")
-            for state in _ZSET_STATES:
-                pipe.zscore(ref.key(state), job_id)
+            for zset_state in _ZSET_STATES:
+                pipe.zscore(ref.key(zset_state), job_id)
             pipe.smembers(f"{job_key}:dependencies")
             pipe.hkeys(f"{job_key}:processed")
             pipe.hkeys(f"{job_key}:failed")
@@ -78,6 +78,7 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
 
     job = job_from_hash(job_id, raw)
     job["state"] = state
+    job["queueQualifiedName"] = ref.qualified_name
     job["logs"] = logs if isinstance(logs, list) else []
     job["logsCount"] = log_count if isinstance(log_count, int) else 0
     job["children"] = {

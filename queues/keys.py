@@ -42,6 +42,11 @@ class QueueRef:
         return self.key(STATES[state][0])
 
     @property
+    def qualified_name(self) -> str:
+        """``<prefix>:<name>``, what BullMQ calls the queue's qualified name."""
+        return f"{self.prefix}:{self.name}"
+
+    @property
     def slug(self) -> str:
         """How URLs name the queue: the bare name under the default prefix."""
         if self.prefix == default_prefix():

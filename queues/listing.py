@@ -112,4 +112,5 @@ async def job_page(
         jobs = await fetch_jobs(ref, ids, int(get_config()["LIST_FIELD_CAP"]))
     for job in jobs:
         job["state"] = state
+        job["queueQualifiedName"] = ref.qualified_name
     return JobPage(jobs, int(total), page, per_page, state, order)  # type: ignore[arg-type]

