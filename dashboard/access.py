@@ -16,7 +16,7 @@ def _allow_all(request: HttpRequest) -> bool:
     return True
 
 
-def read_check() -> Callable[[HttpRequest], Any]:
+def read_check() -> Callable[[Any], Any]:
     dotted = get_config().get("READ_ACCESS")
     return import_string(dotted) if dotted else _allow_all
 
@@ -37,3 +37,11 @@ def is_read_only(queue_slug: str | None = None) -> bool:
         return False
     options = config.get("QUEUE_OPTIONS", {}).get(queue_slug, {})
     return bool(options.get("read_only", False))
+
+
+async def can_read_scope(scope: dict[str, Any]) -> bool:
+    """The read check for a websocket: the same callable, given the connection's scope."""
+    check = read_check()
+    if check is _allow_all:
+        return True
+    return bool(await sync_to_async(check)(scope))

@@ -59,6 +59,16 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "page_sizes": PAGE_SIZES,
             "has_prev": result.page > 1,
             "has_next": result.page < result.pages,
+            "live_spec": json.dumps(
+                {
+                    "watch": "queue",
+                    "queue": ref.slug,
+                    "state": state,
+                    "page": result.page,
+                    "per_page": result.per_page,
+                    "order": result.order,
+                }
+            ),
         },
     )
 
@@ -82,6 +92,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
         {
             "queue": {"slug": ref.slug, "name": ref.name, "prefix": ref.prefix},
             "job": job,
+            "live_spec": json.dumps({"watch": "job", "queue": ref.slug, "id": job_id}),
             "data": _shown(job["data"], cap),
             "opts": _shown(job["opts"], cap),
             "returnvalue": _shown(job["returnvalue"], cap),

@@ -37,6 +37,12 @@ DEFAULTS: dict[str, Any] = {
     "MIN_PAGE_SIZE": 10,
     "MAX_PAGE_SIZE": 300,
     "DEFAULT_PAGE_SIZE": 50,
+    # Path of the live websocket (dashboard.routing.websocket_urlpatterns mounts it).
+    "WEBSOCKET_PATH": "/ws/bullpen/",
+    # Live updates (queues/follower.py): seconds between count re-reads of a busy queue, the
+    # slow full refresh, and the prefix of Bullpen's own keys (the live lease, watcher lists).
+    "LIVE": {"counts_interval": 0.25, "full_refresh": 10.0},
+    "LIVE_KEY_PREFIX": "bullpen",
     # Seconds to wait for Redis before a request fails with 503.
     "REDIS_TIMEOUT": 5.0,
 }

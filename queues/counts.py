@@ -94,13 +94,21 @@ async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
     """Summaries of ``refs`` (default: every discovered queue), in one round trip."""
     async with translate_redis_errors():
         found: Discovered = await discovered()
-        targets = list(found.queues) if refs is None else refs
-        if not targets:
-            return []
-        plan: list[tuple[QueueRef, list[str]]] = []
+    targets = list(found.queues) if refs is None else refs
+    return await read_summaries(targets, found.legacy_paused)
+
+
+async def read_summaries(
+    refs: list[QueueRef], legacy_paused: frozenset[QueueRef] = frozenset()
+) -> list[QueueSummary]:
+    """Summaries of exactly ``refs``, without consulting discovery: one pipelined round trip."""
+    if not refs:
+        return []
+    plan: list[tuple[QueueRef, list[str]]] = []
+    async with translate_redis_errors():
         async with get_client().pipeline(transaction=False) as pipe:
-            for ref in targets:
-                plan.append((ref, _queue_commands(pipe, ref, ref in found.legacy_paused)))
+            for ref in refs:
+                plan.append((ref, _queue_commands(pipe, ref, ref in legacy_paused)))
             # A hand-made key of the wrong type must not blank the whole overview.
             replies = await pipe.execute(raise_on_error=False)
     result: list[QueueSummary] = []

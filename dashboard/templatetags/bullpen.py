@@ -152,3 +152,11 @@ def _tree(value: Any, depth: int) -> SafeString:
 def json_tree(value: Any) -> SafeString:
     """Collapsible JSON: nested ``<details>``; every key and value is escaped."""
     return format_html('<div class="json-tree">{}</div>', _tree(value, 0))
+
+
+@register.simple_tag
+def bullpen_ws_path() -> str:
+    """Where the live websocket is routed (``WEBSOCKET_PATH``)."""
+    from queues.conf import get_config
+
+    return str(get_config()["WEBSOCKET_PATH"])

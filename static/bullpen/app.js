@@ -50,5 +50,6 @@
 
   document.addEventListener("DOMContentLoaded", function () { refreshTimes(document); });
   document.addEventListener("htmx:afterSettle", function (event) { refreshTimes(event.target); });
+  window.addEventListener("bullpen:times", function () { refreshTimes(document); });
   setInterval(function () { refreshTimes(document); }, 15000);
 })();

@@ -16,7 +16,7 @@
 //   inspect         --queue Q [--ids a,b,c] [--asc]
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-raw-hostile --queue Q
-//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--timeout-ms MS]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -372,6 +372,8 @@ async function work(flags) {
   const timeoutMs = intFlag(flags, 'timeout-ms', 30000);
   const fail = flags.fail === true;
   const progress = flags.progress === true;
+  // --step-ms: report progress 25/50/75/100 with this pause between steps (a slow job to watch).
+  const stepMs = intFlag(flags, 'step-ms', 0);
 
   let finished = 0;
   let completed = 0;
@@ -391,7 +393,13 @@ async function work(flags) {
     new Worker(
       name,
       async job => {
-        if (progress) {
+        if (progress && stepMs > 0) {
+          for (const pct of [25, 50, 75]) {
+            await job.updateProgress({ pct, stage: 'working' });
+            await job.log(`step ${pct}%`);
+            await new Promise(resolve => setTimeout(resolve, stepMs));
+          }
+        } else if (progress) {
           await job.updateProgress({ pct: 50, stage: 'working' });
           await job.log(`working on ${job.id}`);
         }

@@ -1,0 +1,94 @@
+"""The live websocket: a page says what it watches; the follower's messages come back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from dashboard import live
+from dashboard.access import can_read_scope
+from queues import interest
+
+MAX_WATCHES = 50
+
+
+class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    async def connect(self) -> None:
+        self.groups_joined: set[str] = set()
+        self.queues: set[str] = set()
+        self.jobs: set[interest.JobKey] = set()
+        if not await can_read_scope(self.scope):
+            await self.close(code=4403)
+            return
+        await self.accept()
+        follower = live.ensure_started()
+        await self._join(("status",))
+        state = "down" if follower.redis_ok is False else "ok"
+        await self.send_json({"type": "status", "redis": state})
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict):
+            await self.send_json({"type": "error", "error": "expected a JSON object"})
+            return
+        if content.get("reset"):
+            await self._unwatch_all()
+        watch = content.get("watch")
+        if watch is None:
+            return
+        if len(self.groups_joined) >= MAX_WATCHES:
+            await self.send_json({"type": "error", "error": "too many watches on one socket"})
+            return
+        follower = live.ensure_started()
+        if watch == "overview":
+            await self._join(("overview",))
+        elif watch == "queue" and isinstance(content.get("queue"), str):
+            slug = content["queue"]
+            await self._join(("overview",))  # tab counts come with the overview's
+            await self._join(("queue", slug))
+            if slug not in self.queues:
+                self.queues.add(slug)
+                interest.local.watch_queue(slug)
+        elif (
+            watch == "job"
+            and isinstance(content.get("queue"), str)
+            and isinstance(content.get("id"), str)
+        ):
+            key = (content["queue"], content["id"])
+            await self._join(("job", *key))
+            if key not in self.jobs:
+                self.jobs.add(key)
+                interest.local.watch_job(*key)
+        else:
+            await self.send_json({"type": "error", "error": "unknown watch"})
+            return
+        follower.wake.set()
+        snapshot = follower.snapshot()
+        if snapshot is not None:
+            await self.send_json(snapshot)
+
+    async def disconnect(self, code: int) -> None:
+        await self._unwatch_all()
+        for group in list(getattr(self, "groups_joined", ())):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def live_message(self, event: dict[str, Any]) -> None:
+        await self.send_json(event["message"])
+
+    async def _join(self, topic: tuple[str, ...]) -> None:
+        group = live.group_name(topic)
+        if group not in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.groups_joined.add(group)
+
+    async def _unwatch_all(self) -> None:
+        for slug in getattr(self, "queues", set()):
+            interest.local.unwatch_queue(slug)
+        for key in getattr(self, "jobs", set()):
+            interest.local.unwatch_job(*key)
+        self.queues, self.jobs = set(), set()
+        status = live.group_name(("status",))
+        for group in list(getattr(self, "groups_joined", ())):
+            if group != status:
+                await self.channel_layer.group_discard(group, self.channel_name)
+                self.groups_joined.discard(group)

@@ -1,0 +1,54 @@
+"""Wiring the queue layer's follower to Channels: topics become channel-layer groups.
+
+The follower runs once per server process (started by the first websocket that connects) and
+only the process holding the live lease reads Redis; every process's consumers get the messages
+through the channel layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+from queues.follower import Follower, Topic
+
+_running: dict[asyncio.AbstractEventLoop, tuple[Follower, asyncio.Task[None]]] = {}
+
+
+def group_name(topic: Topic) -> str:
+    """Channel-layer group names allow only ASCII letters, digits, ``-_.``: hash the rest."""
+    kind = topic[0]
+    if len(topic) == 1:
+        return f"bullpen.{kind}"
+    digest = hashlib.sha256("\x00".join(topic[1:]).encode()).hexdigest()[:32]
+    return f"bullpen.{kind}.{digest}"
+
+
+async def publish(topic: Topic, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        await layer.group_send(group_name(topic), {"type": "live.message", "message": message})
+
+
+def ensure_started() -> Follower:
+    loop = asyncio.get_running_loop()
+    running = _running.get(loop)
+    if running is None or running[1].done():
+        follower = Follower(publish)
+        task = loop.create_task(follower.run(), name="bullpen-live-follower")
+        running = (follower, task)
+        _running[loop] = running
+    return running[0]
+
+
+async def stop() -> None:
+    """Stop this loop's follower (tests, shutdown)."""
+    running = _running.pop(asyncio.get_running_loop(), None)
+    if running is not None:
+        running[1].cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running[1]

@@ -1,0 +1,405 @@
+"""The one producer of live updates per deployment.
+
+It follows every queue's BullMQ event stream with a blocking XREAD (resuming from the last id it
+saw), and turns events into a few kinds of message for the pages:
+
+* counts of a queue, re-read only for queues that changed, at most every ``counts_interval``;
+* rows of a watched queue whose jobs changed state (their hashes read in one batch);
+* progress of jobs (from the event itself, no Redis read);
+* state, attempts and new log lines of single watched jobs;
+* the Redis connection state.
+
+A slow full refresh (``full_refresh`` seconds) re-reads every queue's counts, which catches
+trimmed streams, new queues, and queues written without events. Only the process holding the
+lease reads Redis; how many pages watch changes what is sent, not what is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from queues import interest
+from queues.conf import get_config
+from queues.connection import get_client, new_client
+from queues.counts import QueueSummary, read_summaries
+from queues.discovery import discovered, known
+from queues.errors import RedisUnavailable
+from queues.events import QueueEvent, parse_entry
+from queues.keys import QueueRef
+from queues.lease import Lease
+from queues.listing import fetch_jobs
+
+log = logging.getLogger("bullpen.live")
+
+Topic = tuple[str, ...]  # ("overview",), ("status",), ("queue", slug), ("job", slug, id)
+Publish = Callable[[Topic, dict[str, Any]], Awaitable[None]]
+
+REDIS_ERRORS = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    OSError,
+    RedisUnavailable,
+)
+
+
+@dataclass
+class LiveSettings:
+    counts_interval: float = 0.25
+    batch_window: float = 0.05
+    full_refresh: float = 10.0
+    logs_interval: float = 1.0
+    interest_interval: float = 1.0
+    block_ms: int = 1000
+    lease_ttl_ms: int = 5000
+    row_batch: int = 100
+
+    @classmethod
+    def from_config(cls) -> LiveSettings:
+        given = get_config().get("LIVE", {}) or {}
+        return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Follower:
+    def __init__(self, publish: Publish, settings: LiveSettings | None = None) -> None:
+        self.publish = publish
+        self.settings = settings or LiveSettings.from_config()
+        key_prefix = get_config().get("LIVE_KEY_PREFIX", "bullpen")
+        self.lease_key = f"{key_prefix}:live:lease"
+        self.interest_key = f"{key_prefix}:live:interest"
+        self.refs: dict[str, QueueRef] = {}  # events stream key → queue
+        self.legacy_paused: frozenset[QueueRef] = frozenset()
+        self.last_ids: dict[str, str] = {}
+        self.dirty: dict[QueueRef, int] = {}  # queue → first unread event time (ms)
+        self.counts_read_at: dict[QueueRef, float] = {}
+        self.last_counts: dict[QueueRef, dict[str, Any]] = {}
+        self.changed_jobs: dict[QueueRef, dict[str, tuple[str, int]]] = {}
+        self.progress: dict[QueueRef, dict[str, tuple[Any, int]]] = {}
+        self.watched_queues: set[str] = set()
+        self.watched_jobs: set[interest.JobKey] = set()
+        self.log_lengths: dict[interest.JobKey, int] = {}
+        self.redis_ok: bool | None = None
+        self.leader = False
+        self.wake = asyncio.Event()
+        self._lease: Lease | None = None
+        self._reader_client: aioredis.Redis | None = None
+        self._due: dict[str, float] = {}
+
+    # ---- public -------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """Last known counts of every queue (no Redis read), for a page that just connected."""
+        if not self.last_counts:
+            return None
+        return {"type": "counts", "queues": list(self.last_counts.values()), "at": _now_ms()}
+
+    async def run(self) -> None:
+        reader = asyncio.ensure_future(self._read_forever())
+        try:
+            await self._housekeep_forever()
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            await self._close()
+
+    # ---- reading the streams -------------------------------------------------------------
+
+    async def _read_forever(self) -> None:
+        while True:
+            if not self.leader or not self.refs:
+                await asyncio.sleep(0.2)
+                continue
+            try:
+                if self._reader_client is None:
+                    self._reader_client = new_client(blocking=True)
+                streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
+                reply: Any = await self._reader_client.xread(
+                    streams, count=1000, block=self.settings.block_ms
+                )
+            except REDIS_ERRORS as error:
+                await self._reset_reader()
+                await self._set_redis_ok(False, str(error))
+                await asyncio.sleep(1)
+                continue
+            for stream_key, entries in reply or []:
+                ref = self.refs.get(stream_key)
+                if ref is None:
+                    continue
+                for stream_id, fields in entries:
+                    self.last_ids[stream_key] = stream_id
+                    self._take(ref, parse_entry(stream_id, fields))
+            if reply:
+                self.wake.set()
+
+    def _take(self, ref: QueueRef, event: QueueEvent) -> None:
+        at = event.at_ms
+        if event.event == "progress":
+            if event.job_id:
+                self.progress.setdefault(ref, {})[event.job_id] = (event.progress(), at)
+            return
+        self.dirty.setdefault(ref, at)
+        if event.job_id:
+            state = event.new_state or ("removed" if event.event == "removed" else None)
+            if state:
+                self.changed_jobs.setdefault(ref, {})[event.job_id] = (state, at)
+
+    async def _reset_reader(self) -> None:
+        if self._reader_client is not None:
+            with contextlib.suppress(Exception):
+                await self._reader_client.aclose()
+        self._reader_client = None
+
+    # ---- housekeeping and flushing ---------------------------------------------------------
+
+    def _due_now(self, name: str, every: float) -> bool:
+        now = time.monotonic()
+        if now >= self._due.get(name, 0):
+            self._due[name] = now + every
+            return True
+        return False
+
+    async def _housekeep_forever(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=0.25)
+            self.wake.clear()
+            try:
+                await self._housekeep()
+            except REDIS_ERRORS as error:
+                self.leader = False
+                self._due.clear()
+                await self._set_redis_ok(False, str(error))
+                await asyncio.sleep(1)
+            except Exception:  # a bug must not end live updates for everyone
+                log.exception("live update failed")
+                await asyncio.sleep(1)
+            await asyncio.sleep(self.settings.batch_window)
+
+    async def _housekeep(self) -> None:
+        redis = get_client()
+        if self._lease is None:
+            self._lease = Lease(redis, self.lease_key, self.settings.lease_ttl_ms)
+        if interest.local.changed or self._due_now("interest-publish", 5.0):
+            await interest.publish(redis, self.interest_key, self._lease.owner, interest.local)
+        if self._due_now("lease", self.settings.lease_ttl_ms / 3000):
+            was_leader = self.leader
+            self.leader = await self._lease.acquire_or_renew()
+            await self._set_redis_ok(True)
+            if self.leader and not was_leader:
+                log.info("live updates: this process now reads the event streams")
+                self._due.pop("full", None)
+        if not self.leader:
+            return
+        if self._due_now("watchers", self.settings.interest_interval):
+            self.watched_queues, self.watched_jobs = await interest.read_all(
+                redis, self.interest_key
+            )
+        if self._due_now("full", self.settings.full_refresh):
+            await self._full_refresh(redis)
+        elif self._due_now("adopt", 1.0):
+            await self._adopt_watched(redis)
+        await self._flush_progress()
+        await self._flush_rows()
+        await self._flush_counts()
+        if self.watched_jobs and self._due_now("logs", self.settings.logs_interval):
+            await self._flush_logs(redis)
+
+    async def _adopt_watched(self, redis: aioredis.Redis) -> None:
+        """Follow at once a watched queue created since the last full refresh."""
+        following = {ref.slug for ref in self.refs.values()}
+        wanted = self.watched_queues | {slug for slug, _ in self.watched_jobs}
+        new = []
+        for slug in wanted - following:
+            try:
+                ref = QueueRef.from_slug(slug)
+            except Exception:  # noqa: S112 - a page watching a queue that cannot exist
+                continue
+            if await known(ref):
+                new.append(ref)
+        if new:
+            await self._follow(redis, new)
+            self.refs.update({ref.key("events"): ref for ref in new})
+            await self._publish_counts(await read_summaries(new, self.legacy_paused))
+
+    async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
+        if new:
+            # Start each new stream at its current end; what came before is in the counts.
+            async with redis.pipeline(transaction=False) as pipe:
+                for ref in new:
+                    pipe.xrevrange(ref.key("events"), count=1)
+                tails = await pipe.execute(raise_on_error=False)
+            for ref, tail in zip(new, tails, strict=True):
+                last = tail[0][0] if isinstance(tail, list) and tail else "0-0"
+                self.last_ids[ref.key("events")] = last
+
+    async def _full_refresh(self, redis: aioredis.Redis) -> None:
+        found = await discovered()
+        self.legacy_paused = found.legacy_paused
+        await self._follow(
+            redis, [ref for ref in found.queues if ref.key("events") not in self.refs]
+        )
+        # Merge, not replace: a queue adopted for a watcher may not be in the cached list yet.
+        self.refs.update({ref.key("events"): ref for ref in found.queues})
+        summaries = await read_summaries(list(found.queues), self.legacy_paused)
+        now = time.monotonic()
+        for item in summaries:
+            self.counts_read_at[item.ref] = now
+        gone = set(self.last_counts) - set(found.queues)
+        for ref in gone:
+            self.last_counts.pop(ref, None)
+        await self._publish_counts(summaries, everything=True)
+
+    async def _flush_counts(self) -> None:
+        now = time.monotonic()
+        ready = [
+            ref
+            for ref in self.dirty
+            if now - self.counts_read_at.get(ref, 0) >= self.settings.counts_interval
+        ]
+        if not ready:
+            return
+        for ref in ready:
+            self.dirty.pop(ref, None)
+            self.counts_read_at[ref] = now
+        await self._publish_counts(await read_summaries(ready, self.legacy_paused))
+
+    async def _publish_counts(
+        self, summaries: list[QueueSummary], *, everything: bool = False
+    ) -> None:
+        changed = []
+        for item in summaries:
+            entry = {
+                "slug": item.ref.slug,
+                "name": item.ref.name,
+                "counts": item.counts,
+                "paused": item.paused,
+            }
+            if everything or self.last_counts.get(item.ref) != entry:
+                changed.append(entry)
+            self.last_counts[item.ref] = entry
+        if not changed:
+            return
+        at = _now_ms()
+        await self.publish(("overview",), {"type": "counts", "queues": changed, "at": at})
+        for entry in changed:
+            if entry["slug"] in self.watched_queues:
+                await self.publish(
+                    ("queue", entry["slug"]), {"type": "counts", "queues": [entry], "at": at}
+                )
+
+    async def _flush_progress(self) -> None:
+        pending, self.progress = self.progress, {}
+        for ref, jobs in pending.items():
+            updates = [
+                {"id": job_id, "progress": value, "at": at} for job_id, (value, at) in jobs.items()
+            ]
+            if ref.slug in self.watched_queues:
+                await self.publish(
+                    ("queue", ref.slug), {"type": "progress", "queue": ref.slug, "updates": updates}
+                )
+            for update in updates:
+                if (ref.slug, update["id"]) in self.watched_jobs:
+                    await self.publish(
+                        ("job", ref.slug, update["id"]),
+                        {"type": "progress", "queue": ref.slug, "updates": [update]},
+                    )
+
+    async def _flush_rows(self) -> None:
+        pending, self.changed_jobs = self.changed_jobs, {}
+        cap = int(get_config()["LIST_FIELD_CAP"])
+        for ref, jobs in pending.items():
+            for_queue = ref.slug in self.watched_queues
+            for_jobs = [job_id for job_id in jobs if (ref.slug, job_id) in self.watched_jobs]
+            if not for_queue and not for_jobs:
+                continue
+            ids = list(jobs)[-self.settings.row_batch :] if for_queue else for_jobs
+            rows = {row["id"]: row for row in await fetch_jobs(ref, ids, cap)}
+            out, removed = [], []
+            for job_id in ids:
+                state, at = jobs[job_id]
+                row = rows.get(job_id)
+                if row is None or state == "removed":
+                    removed.append({"id": job_id, "at": at})
+                    continue
+                row["state"], row["at"] = state, at
+                out.append(row)
+            message = {"type": "rows", "queue": ref.slug, "rows": out, "removed": removed}
+            if for_queue:
+                await self.publish(("queue", ref.slug), message)
+            for job_id in for_jobs:
+                one = {
+                    "type": "rows",
+                    "queue": ref.slug,
+                    "rows": [r for r in out if r["id"] == job_id],
+                    "removed": [r for r in removed if r["id"] == job_id],
+                }
+                await self.publish(("job", ref.slug, job_id), one)
+
+    async def _flush_logs(self, redis: aioredis.Redis) -> None:
+        watched = sorted(self.watched_jobs)
+        refs = {}
+        for slug, job_id in watched:
+            try:
+                refs[(slug, job_id)] = QueueRef.from_slug(slug)
+            except Exception:  # noqa: S112 - a page asked for a queue that does not exist
+                continue
+        keys = list(refs)
+        async with redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.llen(refs[key].job_key(key[1]) + ":logs")
+            lengths = await pipe.execute(raise_on_error=False)
+        grown = []
+        for key, length in zip(keys, lengths, strict=True):
+            if not isinstance(length, int):
+                continue
+            known = self.log_lengths.get(key)
+            self.log_lengths[key] = length
+            if known is not None and length > known:
+                grown.append((key, known, length))
+        for key in set(self.log_lengths) - set(keys):
+            del self.log_lengths[key]
+        if not grown:
+            return
+        async with redis.pipeline(transaction=False) as pipe:
+            for key, known, length in grown:
+                pipe.lrange(refs[key].job_key(key[1]) + ":logs", known, length - 1)
+            chunks = await pipe.execute(raise_on_error=False)
+        for (key, known, _), lines in zip(grown, chunks, strict=True):
+            if isinstance(lines, list):
+                await self.publish(
+                    ("job", *key),
+                    {"type": "logs", "queue": key[0], "id": key[1], "start": known, "lines": lines},
+                )
+
+    async def _set_redis_ok(self, ok: bool, detail: str = "") -> None:
+        if self.redis_ok is ok:
+            return
+        self.redis_ok = ok
+        if ok:
+            self._due.pop("full", None)  # recovered: re-read everything at once
+        else:
+            self.last_counts.clear()
+            log.warning("live updates: Redis unreachable: %s", detail)
+        await self.publish(
+            ("status",),
+            {"type": "status", "redis": "ok" if ok else "down", "detail": detail, "at": _now_ms()},
+        )
+
+    async def _close(self) -> None:
+        await self._reset_reader()
+        if self._lease is not None:
+            with contextlib.suppress(*REDIS_ERRORS):
+                await self._lease.release()

@@ -1,0 +1,88 @@
+"""What the open pages watch: queues (for rows and progress) and single jobs (for logs, state).
+
+Each server process counts its own watchers and publishes the set it needs to a Redis hash, so
+that the one process holding the live lease serves everyone's pages. Watchers are counted per
+process, never per viewer in Redis: a thousand tabs on one job is one entry.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import redis.asyncio as aioredis
+
+JobKey = tuple[str, str]  # (queue slug, job id)
+
+# An entry older than this belongs to a process that died.
+STALE_MS = 15_000
+
+
+@dataclass
+class Interest:
+    queues: Counter[str] = field(default_factory=Counter)
+    jobs: Counter[JobKey] = field(default_factory=Counter)
+    changed: bool = True
+
+    def watch_queue(self, slug: str) -> None:
+        self.queues[slug] += 1
+        self.changed = self.changed or self.queues[slug] == 1
+
+    def unwatch_queue(self, slug: str) -> None:
+        self.queues[slug] -= 1
+        if self.queues[slug] <= 0:
+            del self.queues[slug]
+            self.changed = True
+
+    def watch_job(self, slug: str, job_id: str) -> None:
+        self.jobs[(slug, job_id)] += 1
+        self.changed = self.changed or self.jobs[(slug, job_id)] == 1
+
+    def unwatch_job(self, slug: str, job_id: str) -> None:
+        key = (slug, job_id)
+        self.jobs[key] -= 1
+        if self.jobs[key] <= 0:
+            del self.jobs[key]
+            self.changed = True
+
+    def as_json(self) -> str:
+        return json.dumps(
+            {
+                "queues": sorted(self.queues),
+                "jobs": sorted(self.jobs),
+                "at": int(time.time() * 1000),
+            }
+        )
+
+
+# The process-wide registry the websocket consumers update.
+local = Interest()
+
+
+async def publish(redis: aioredis.Redis, key: str, owner: str, interest: Interest) -> None:
+    await redis.hset(key, owner, interest.as_json())
+    interest.changed = False
+
+
+async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKey]]:
+    """The union of every live process's interest; dead processes' entries are dropped."""
+    entries = await redis.hgetall(key)
+    now = int(time.time() * 1000)
+    queues: set[str] = set()
+    jobs: set[JobKey] = set()
+    stale = []
+    for owner, raw in entries.items():
+        try:
+            entry = json.loads(raw)
+            if now - int(entry["at"]) > STALE_MS:
+                stale.append(owner)
+                continue
+            queues.update(entry["queues"])
+            jobs.update((slug, job_id) for slug, job_id in entry["jobs"])
+        except (ValueError, KeyError, TypeError):
+            stale.append(owner)
+    if stale:
+        await redis.hdel(key, *stale)
+    return queues, jobs

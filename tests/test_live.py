@@ -1,0 +1,168 @@
+"""Live updates over the websocket: counts, rows, progress, logs, and Redis going away."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from dashboard import live
+from dashboard.consumers import LiveConsumer
+from tests.conftest import Peer
+from tests.redis_server import RedisServer
+
+Message = dict[str, Any]
+
+
+@pytest.fixture
+async def socket() -> AsyncIterator[WebsocketCommunicator]:
+    communicator = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
+    connected, _ = await communicator.connect()
+    assert connected
+    yield communicator
+    await communicator.disconnect()
+    await live.stop()
+
+
+async def wait_for(  # noqa: ASYNC109 - a deadline across many receives
+    socket: WebsocketCommunicator, predicate: Callable[[Message], bool], timeout: float = 15
+) -> tuple[Message, list[Message]]:
+    """Receive until a message matches; return it and everything received before it."""
+    seen: list[Message] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            message = await socket.receive_json_from(timeout=max(0.05, deadline - time.monotonic()))
+        except TimeoutError:
+            break
+        if predicate(message):
+            return message, seen
+        seen.append(message)
+    raise AssertionError(f"no matching message in {timeout}s; got {seen!r:.1500}")
+
+
+def counts_of(message: Message, slug: str) -> dict[str, int] | None:
+    if message.get("type") != "counts":
+        return None
+    return next((q["counts"] for q in message["queues"] if q["slug"] == slug), None)
+
+
+async def run_peer(peer: Peer, *args: str) -> Any:
+    return await asyncio.to_thread(peer, *args)
+
+
+async def test_counts_follow_node_adding_processing_and_failing(
+    socket: WebsocketCommunicator, peer: Peer
+) -> None:
+    await run_peer(peer, "add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+    first, _ = await wait_for(socket, lambda m: m["type"] == "status")
+    assert first["redis"] == "ok"
+    await socket.send_json_to({"watch": "overview"})
+    await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("waiting") == 1)
+
+    for i in range(3):
+        await run_peer(peer, "add", "--queue", "mail", "--name", f"n{i}", "--data", "{}")
+    await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("waiting") == 4)
+
+    await run_peer(peer, "work", "--queue", "mail", "--count", "4", "--concurrency", "2")
+    done, _ = await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("completed") == 4)
+    assert counts_of(done, "mail") == {
+        "waiting": 0,
+        "active": 0,
+        "prioritized": 0,
+        "delayed": 0,
+        "waiting-children": 0,
+        "paused": 0,
+        "completed": 4,
+        "failed": 0,
+    }
+
+    await run_peer(peer, "add", "--queue", "mail", "--name", "doomed", "--data", "{}")
+    await run_peer(peer, "work", "--queue", "mail", "--count", "1", "--fail")
+    await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("failed") == 1)
+
+
+async def test_queue_watch_gets_rows_and_progress(
+    socket: WebsocketCommunicator, peer: Peer
+) -> None:
+    await run_peer(peer, "add", "--queue", "img", "--name", "first", "--data", "{}")
+    await socket.send_json_to({"watch": "queue", "queue": "img"})
+    await wait_for(socket, lambda m: (counts_of(m, "img") or {}).get("waiting") == 1)
+    added = await run_peer(
+        peer, "add", "--queue", "img", "--name", "resize", "--data", '{"w": 640}'
+    )
+    row_msg, _ = await wait_for(
+        socket, lambda m: m["type"] == "rows" and any(r["id"] == added["id"] for r in m["rows"])
+    )
+    row = next(r for r in row_msg["rows"] if r["id"] == added["id"])
+    assert row["state"] == "waiting" and row["name"] == "resize" and row["data"] == {"w": 640}
+
+    await run_peer(peer, "work", "--queue", "img", "--count", "2", "--progress")
+    progress, _ = await wait_for(socket, lambda m: m["type"] == "progress")
+    assert progress["queue"] == "img" and progress["updates"]
+    assert all(u["at"] > 0 for u in progress["updates"])
+    finished, _ = await wait_for(
+        socket,
+        lambda m: (
+            m["type"] == "rows"
+            and any(r["id"] == added["id"] and r["state"] == "completed" for r in m["rows"])
+        ),
+    )
+    done_row = next(r for r in finished["rows"] if r["id"] == added["id"])
+    assert done_row["finishedOn"] and done_row["attemptsMade"] == 1
+
+
+async def test_job_watch_gets_state_and_new_log_lines(
+    socket: WebsocketCommunicator, peer: Peer, redis_client: Any
+) -> None:
+    added = await run_peer(peer, "add", "--queue", "docs", "--name", "analyze", "--data", "{}")
+    job_id = added["id"]
+    await wait_for(socket, lambda m: m["type"] == "status")
+    await socket.send_json_to({"watch": "job", "queue": "docs", "id": job_id})
+    await asyncio.sleep(2)  # the follower notes the current log length first
+    await run_peer(peer, "work", "--queue", "docs", "--count", "1", "--progress")
+    state, _ = await wait_for(
+        socket,
+        lambda m: m["type"] == "rows" and any(r["state"] == "completed" for r in m["rows"]),
+    )
+    assert state["rows"][0]["id"] == job_id
+    logs, _ = await wait_for(socket, lambda m: m["type"] == "logs")
+    assert logs["id"] == job_id and logs["start"] == 0 and logs["lines"]
+    assert logs["lines"] == redis_client.lrange(
+        f"bull:docs:{job_id}:logs", 0, len(logs["lines"]) - 1
+    )
+
+
+async def test_redis_restart_under_an_open_socket(
+    socket: WebsocketCommunicator, peer: Peer, redis_server: RedisServer
+) -> None:
+    await run_peer(peer, "add", "--queue", "ops", "--name", "a", "--data", "{}")
+    await socket.send_json_to({"watch": "overview"})
+    await wait_for(socket, lambda m: (counts_of(m, "ops") or {}).get("waiting") == 1)
+
+    redis_server.stop()
+    down, _ = await wait_for(socket, lambda m: m["type"] == "status", timeout=15)
+    assert down["redis"] == "down"
+
+    redis_server.start()  # same port, empty: the job is gone
+    await run_peer(peer, "add", "--queue", "ops", "--name", "b", "--data", "{}")
+    await run_peer(peer, "add", "--queue", "ops", "--name", "c", "--data", "{}")
+    back_at = time.monotonic()
+    up, _ = await wait_for(socket, lambda m: m["type"] == "status", timeout=15)
+    assert up["redis"] == "ok"
+    await wait_for(socket, lambda m: (counts_of(m, "ops") or {}).get("waiting") == 2, timeout=10)
+    assert time.monotonic() - back_at < 5
+
+
+async def test_bad_watch_messages_get_errors(socket: WebsocketCommunicator) -> None:
+    await wait_for(socket, lambda m: m["type"] == "status")
+    await socket.send_json_to(["not", "an", "object"])
+    error, _ = await wait_for(socket, lambda m: m["type"] == "error")
+    assert "JSON object" in error["error"]
+    await socket.send_json_to({"watch": "everything"})
+    error, _ = await wait_for(socket, lambda m: m["type"] == "error")
+    assert error["error"] == "unknown watch"
