@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Serves Bull Board (the reference Node dashboard) on the benchmark queues, so
+// the Bullpen benchmark can measure both dashboards against the same Redis.
+//
+//   node bullboard.mjs --redis redis://127.0.0.1:6379/0 --prefix bull --port 3000
+//
+// Bull Board is mounted at "/" with one BullMQAdapter per queue
+// bench-00..bench-NN, read-only, with its default UI options otherwise.
+// Its JSON API is then at /api/... (see bench/README.md for the exact URLs
+// the UI polls).
+
+import { parseArgs } from 'node:util';
+import express from 'express';
+import { Queue } from 'bullmq';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+
+const { values: args } = parseArgs({
+  options: {
+    redis: { type: 'string', default: 'redis://127.0.0.1:6379/0' },
+    prefix: { type: 'string', default: 'bull' },
+    port: { type: 'string', default: '3000' },
+    host: { type: 'string', default: '127.0.0.1' },
+    queues: { type: 'string', default: '20' },
+    // Bull Board asks Redis for the client list of every queue on each
+    // overview request, to warn about queues without workers; this is its
+    // default. --hide-workers turns it off (uiConfig.showWorkers = false).
+    'hide-workers': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+if (args.help) {
+  process.stderr.write(
+    'usage: node bullboard.mjs [--redis URL] [--prefix bull] [--port 3000] [--host 127.0.0.1]\n' +
+      '                          [--queues 20] [--hide-workers]\n',
+  );
+  process.exit(0);
+}
+
+const nQueues = Number.parseInt(args.queues, 10);
+const port = Number.parseInt(args.port, 10);
+const connection = { url: args.redis, maxRetriesPerRequest: null };
+
+const queues = Array.from(
+  { length: nQueues },
+  (_, i) => new Queue(`bench-${String(i).padStart(2, '0')}`, { connection, prefix: args.prefix }),
+);
+await Promise.all(queues.map((q) => q.waitUntilReady()));
+
+const serverAdapter = new ExpressAdapter();
+serverAdapter.setBasePath('/');
+createBullBoard({
+  queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: true })),
+  serverAdapter,
+  options: {
+    uiConfig: args['hide-workers'] ? { showWorkers: false } : {},
+  },
+});
+
+const app = express();
+app.disable('x-powered-by');
+app.use('/', serverAdapter.getRouter());
+
+const server = app.listen(port, args.host, () => {
+  process.stderr.write(`bull board listening on http://${args.host}:${port}/ (${nQueues} queues)\n`);
+});
+server.on('error', (err) => {
+  process.stderr.write(`bull board: ${err.message}\n`);
+  process.exit(1);
+});
+
+let stopping = false;
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  server.close();
+  await Promise.allSettled(queues.map((q) => q.close()));
+  process.exit(0);
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
