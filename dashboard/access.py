@@ -21,6 +21,11 @@ def read_check() -> Callable[[Any], Any]:
     return import_string(dotted) if dotted else _allow_all
 
 
+def reads_are_open() -> bool:
+    """No read check configured: anyone who reaches the site may read."""
+    return read_check() is _allow_all
+
+
 async def can_read(request: HttpRequest) -> bool:
     check = read_check()
     if check is _allow_all:

@@ -10,7 +10,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from dashboard.access import can_read
-from queues.errors import BadParameter, BullpenError, JobNotFound, QueueNotFound, RedisUnavailable
+from queues.errors import (
+    BadParameter,
+    BullpenError,
+    JobNotFound,
+    QueueDataError,
+    QueueNotFound,
+    RedisUnavailable,
+)
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
 
@@ -18,6 +25,7 @@ STATUS_OF: dict[type[BullpenError], int] = {
     BadParameter: 400,
     QueueNotFound: 404,
     JobNotFound: 404,
+    QueueDataError: 422,
     RedisUnavailable: 503,
 }
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from collections.abc import Mapping
 
 from queues.conf import get_config
 from queues.errors import BadParameter
 
 
-def _int(request: HttpRequest, name: str, default: int) -> int:
-    raw = request.GET.get(name)
+def _int(query: Mapping[str, str], name: str, default: int) -> int:
+    raw = query.get(name)
     if raw in (None, ""):
         return default
     try:
@@ -18,9 +18,11 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
         raise BadParameter(f"{name} must be a whole number") from None
 
 
-def page_params(request: HttpRequest, default_state: str = "waiting") -> tuple[str, int, int, str]:
-    state = request.GET.get("state") or default_state
-    page = _int(request, "page", 1)
-    per_page = _int(request, "per_page", int(get_config()["DEFAULT_PAGE_SIZE"]))
-    order = request.GET.get("order") or "desc"
+def page_params(
+    query: Mapping[str, str], default_state: str = "waiting"
+) -> tuple[str, int, int, str]:
+    state = query.get("state") or default_state
+    page = _int(query, "page", 1)
+    per_page = _int(query, "per_page", int(get_config()["DEFAULT_PAGE_SIZE"]))
+    order = query.get("order") or "desc"
     return state, page, per_page, order

@@ -43,7 +43,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
         raise QueueNotFound(f"Unknown queue {queue!r}")
     info = queue_json(await summary(ref))
     default_state = next((s for s in STATE_TABS if info["counts"][s]), "waiting")
-    state, page, per_page, order = page_params(request, default_state)
+    state, page, per_page, order = page_params(request.GET, default_state)
     result = await read_job_page(ref, state, page, per_page, order)
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     for row in result.jobs:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from queues import fastpipe
 from queues.connection import get_client
 from queues.discovery import Discovered, discovered
+from queues.fastpipe import Command
 from queues.keys import STATES, QueueRef
 from queues.redis_errors import translate_redis_errors
 
@@ -52,16 +54,15 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-def _queue_commands(pipe: Any, ref: QueueRef, legacy_paused: bool) -> list[str]:
-    """Queue this queue's commands on ``pipe``; return the state names they answer, in order."""
+def _queue_commands(commands: list[Command], ref: QueueRef, legacy_paused: bool) -> list[str]:
+    """Add this queue's commands; return the state names they answer, in order."""
     answered: list[str] = []
     for state, (suffix, kind) in STATES.items():
         if state == "paused" and not legacy_paused:
             continue
-        key = ref.key(suffix)
-        pipe.llen(key) if kind == "list" else pipe.zcard(key)
+        commands.append(("LLEN" if kind == "list" else "ZCARD", ref.key(suffix)))
         answered.append(state)
-    pipe.hmget(ref.key("meta"), META_FIELDS)
+    commands.append(("HMGET", ref.key("meta"), *META_FIELDS))
     return answered
 
 
@@ -105,12 +106,13 @@ async def read_summaries(
     if not refs:
         return []
     plan: list[tuple[QueueRef, list[str]]] = []
+    commands: list[Command] = []
+    for ref in refs:
+        plan.append((ref, _queue_commands(commands, ref, ref in legacy_paused)))
     async with translate_redis_errors():
-        async with get_client().pipeline(transaction=False) as pipe:
-            for ref in refs:
-                plan.append((ref, _queue_commands(pipe, ref, ref in legacy_paused)))
-            # A hand-made key of the wrong type must not blank the whole overview.
-            replies = await pipe.execute(raise_on_error=False)
+        # Error replies (a hand-made key of the wrong type) come back in place, not raised:
+        # one odd queue must not blank the whole overview.
+        replies = await fastpipe.execute(get_client(), commands)
     result: list[QueueSummary] = []
     position = 0
     for ref, states in plan:

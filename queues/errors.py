@@ -19,5 +19,9 @@ class JobNotFound(BullpenError):
     """No job of that id in the queue."""
 
 
+class QueueDataError(BullpenError):
+    """A key of the queue holds something BullMQ would not have written there."""
+
+
 class RedisUnavailable(BullpenError):
     """Redis could not be reached or answered with an error."""

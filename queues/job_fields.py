@@ -2,15 +2,18 @@
 
 Job data is untrusted: any field may be missing, not JSON, or cut short by the list cap. Such
 fields keep their raw text and are named in ``invalid`` or ``truncated``; nothing raises.
+This runs for every row of every list page, so it is written out plainly rather than driven
+by tables.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-# Short names BullMQ stores in the hash, and in ``opts``, for long option names.
-_HASH_ALIASES = {
+from queues.jsontext import loads
+
+# Hash fields BullMQ stores under short names (the long name is also read, for old writers).
+HASH_ALIASES = {
     "atm": "attemptsMade",
     "ats": "attemptsStarted",
     "stc": "stalledCounter",
@@ -20,6 +23,7 @@ _HASH_ALIASES = {
     "nrjid": "nextRepeatableJobId",
     "defa": "deferredFailure",
 }
+# Option names BullMQ stores short inside ``opts``.
 OPTS_ALIASES = {
     "fpof": "failParentOnFailure",
     "cpof": "continueParentOnFailure",
@@ -30,109 +34,107 @@ OPTS_ALIASES = {
     "tm": "telemetry",
     "omc": "maxChildrenToAdd",
 }
-_JSON_FIELDS = ("data", "opts", "progress", "stacktrace", "parent")
-_INT_FIELDS = (
-    "timestamp",
-    "delay",
-    "priority",
-    "processedOn",
-    "finishedOn",
-    "attemptsMade",
-    "attemptsStarted",
-    "stalledCounter",
-)
-_INT_DEFAULTS = {
-    "delay": 0,
-    "priority": 0,
-    "attemptsMade": 0,
-    "attemptsStarted": 0,
-    "stalledCounter": 0,
-}
-_TEXT_FIELDS = (
-    "name",
-    "failedReason",
-    "parentKey",
-    "repeatJobKey",
-    "deduplicationId",
-    "processedBy",
-    "nextRepeatableJobId",
-    "deferredFailure",
-)
 
 
-def _decode_opts(opts: Any) -> Any:
+class _Reader:
+    __slots__ = ("get", "invalid", "truncated")
+
+    def __init__(self, raw: dict[str, str], truncated: dict[str, int]) -> None:
+        self.get = raw.get
+        self.truncated = truncated
+        self.invalid: list[str] = []
+
+    def integer(self, name: str, short: str | None = None, default: int | None = 0) -> Any:
+        text = self.get(short) if short else None
+        if text is None:
+            text = self.get(name)
+        if text is None or text == "":
+            return default
+        if text.isascii() and text.isdigit():
+            return int(text)
+        try:
+            return int(float(text))
+        except ValueError:
+            self.invalid.append(name)
+            return text
+
+    def json(self, name: str, default: Any) -> Any:
+        text = self.get(name)
+        if text is None:
+            return default
+        if name in self.truncated:
+            return text
+        try:
+            return loads(text)
+        except ValueError:
+            self.invalid.append(name)
+            return text
+
+    def text(self, name: str, short: str | None = None) -> str | None:
+        value = self.get(short) if short else None
+        return self.get(name) if value is None else value
+
+
+def _opts(opts: Any) -> Any:
     if not isinstance(opts, dict):
         return opts
-    return {OPTS_ALIASES.get(key, key): value for key, value in opts.items()}
+    for key in OPTS_ALIASES.keys() & opts.keys():
+        opts[OPTS_ALIASES[key]] = opts.pop(key)
+    # Node's Job sets this default on every job it reads; show what Node shows.
+    opts.setdefault("attempts", 0)
+    return opts
 
 
 def job_from_hash(
     job_id: str, raw: dict[str, str], truncated: dict[str, int] | None = None
 ) -> dict[str, Any]:
     """Decode one job hash (``raw``: field → text). ``truncated`` names fields the reader cut."""
-    truncated = {_HASH_ALIASES.get(k, k): v for k, v in (truncated or {}).items()}
-    fields = {_HASH_ALIASES.get(key, key): value for key, value in raw.items()}
-    invalid: list[str] = []
-    job: dict[str, Any] = {"id": job_id}
-
-    for name in _TEXT_FIELDS:
-        job[name] = fields.get(name)
-
-    for name in _INT_FIELDS:
-        text = fields.get(name)
-        if text in (None, ""):
-            job[name] = _INT_DEFAULTS.get(name)
-            continue
+    cut = {HASH_ALIASES.get(k, k): v for k, v in truncated.items()} if truncated else {}
+    read = _Reader(raw, cut)
+    returnvalue = raw.get("returnvalue")
+    if returnvalue is not None and "returnvalue" not in cut:
+        # BullMQ stores the return value as JSON but reads back non-JSON text as it is.
         try:
-            job[name] = int(text)  # type: ignore[arg-type]
+            returnvalue = loads(returnvalue)
         except ValueError:
-            try:
-                job[name] = int(float(text))  # type: ignore[arg-type]
-            except ValueError:
-                job[name] = text
-                invalid.append(name)
-
-    for name in _JSON_FIELDS:
-        text = fields.get(name)
-        if text is None:
-            job[name] = {"data": {}, "opts": {}, "progress": 0, "stacktrace": [], "parent": None}[
-                name
-            ]
-            continue
-        if name in truncated:
-            job[name] = text
-            continue
-        try:
-            job[name] = json.loads(text)
-        except ValueError:
-            job[name] = text
-            invalid.append(name)
-    job["opts"] = _decode_opts(job["opts"])
-    if isinstance(job["opts"], dict):
-        # Node's Job sets this default on every job it reads; show what Node shows.
-        job["opts"].setdefault("attempts", 0)
-
-    # BullMQ stores the return value as JSON but reads back non-JSON text as it is.
-    returnvalue = fields.get("returnvalue")
-    if returnvalue is None or "returnvalue" in truncated:
-        job["returnvalue"] = returnvalue
-    else:
-        try:
-            job["returnvalue"] = json.loads(returnvalue)
-        except ValueError:
-            job["returnvalue"] = returnvalue
-
-    if "name" not in fields:
+            pass
+    job = {
+        "id": job_id,
+        "name": raw.get("name"),
+        "data": read.json("data", {}),
+        "opts": _opts(read.json("opts", {})),
+        "progress": read.json("progress", 0),
+        "returnvalue": returnvalue,
+        "stacktrace": read.json("stacktrace", []),
+        "delay": read.integer("delay"),
+        "priority": read.integer("priority"),
+        "timestamp": read.integer("timestamp", default=None),
+        "processedOn": read.integer("processedOn", default=None),
+        "finishedOn": read.integer("finishedOn", default=None),
+        "attemptsMade": read.integer("attemptsMade", "atm"),
+        "attemptsStarted": read.integer("attemptsStarted", "ats"),
+        "stalledCounter": read.integer("stalledCounter", "stc"),
+        "failedReason": raw.get("failedReason"),
+        "parentKey": raw.get("parentKey"),
+        "parent": read.json("parent", None),
+        "repeatJobKey": read.text("repeatJobKey", "rjk"),
+        "deduplicationId": read.text("deduplicationId", "deid"),
+        "processedBy": read.text("processedBy", "pb"),
+        "nextRepeatableJobId": read.text("nextRepeatableJobId", "nrjid"),
+        "deferredFailure": read.text("deferredFailure", "defa"),
+    }
+    invalid = read.invalid
+    if "name" not in raw:
         invalid.append("name")
-    if "timestamp" not in fields:
+    if "timestamp" not in raw:
         invalid.append("timestamp")
-    job["truncated"] = truncated
+    job["truncated"] = cut
     job["invalid"] = invalid
     return job
 
 
 def job_duration_ms(job: dict[str, Any]) -> int | None:
-    """Run time of a finished job (or so far, for none): finishedOn - processedOn."""
+    """Run time of a finished job: finishedOn - processedOn."""
     start, end = job.get("processedOn"), job.get("finishedOn")
     if isinstance(start, int) and isinstance(end, int):
         return end - start

@@ -5,10 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import redis.exceptions as redis_exceptions
+
+from queues import fastpipe
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
-from queues.errors import BadParameter, QueueNotFound
+from queues.errors import BadParameter, QueueDataError, QueueNotFound
+from queues.fastpipe import Command
 from queues.job_fields import job_from_hash
 from queues.keys import STATES, QueueRef
 from queues.redis_errors import translate_redis_errors
@@ -54,43 +58,81 @@ def validate_page(state: str, page: int, per_page: int, order: str) -> None:
         raise BadParameter("order must be 'asc' or 'desc'")
 
 
-def _queue_range(pipe: Any, key: str, kind: str, start: int, end: int, asc: bool) -> None:
-    """Ids in the order Node's ``queue.getJobs([state], start, end, asc)`` returns them."""
+def _range_commands(key: str, kind: str, start: int, end: int, asc: bool) -> list[Command]:
+    """Ids in the order Node's ``queue.getJobs([state], start, end, asc)`` returns them, and
+    the total."""
     if kind == "list":
         # Jobs are LPUSHed: the head is the newest. Ascending reads from the tail.
         if asc:
-            pipe.lrange(key, -(end + 1), -(start + 1))
-        else:
-            pipe.lrange(key, start, end)
-        pipe.llen(key)
-    else:
-        if asc:
-            pipe.zrange(key, start, end)
-        else:
-            pipe.zrevrange(key, start, end)
-        pipe.zcard(key)
+            return [("LRANGE", key, -(end + 1), -(start + 1)), ("LLEN", key)]
+        return [("LRANGE", key, start, end), ("LLEN", key)]
+    return [("ZRANGE" if asc else "ZREVRANGE", key, start, end), ("ZCARD", key)]
+
+
+# The hash fields a list row reads: everything BullMQ writes but the stack traces, which are
+# most of a failed job's bytes and which no row shows (the job detail has them whole).
+ROW_FIELDS = (
+    "name",
+    "data",
+    "opts",
+    "timestamp",
+    "delay",
+    "priority",
+    "processedOn",
+    "finishedOn",
+    "progress",
+    "returnvalue",
+    "failedReason",
+    "atm",
+    "ats",
+    "stc",
+    "attemptsMade",
+    "parentKey",
+    "parent",
+    "rjk",
+    "deid",
+    "pb",
+    "nrjid",
+    "defa",
+)
 
 
 async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
-    """Hashes of ``job_ids`` with fields over ``cap`` bytes cut, in one round trip.
+    """Rows for ``job_ids`` (ROW_FIELDS, values over ``cap`` bytes cut) in one round trip.
     Jobs removed since their id was read are left out."""
     if not job_ids:
         return []
     redis = get_client()
-    replies = await script(redis, "read_jobs")(
-        keys=[ref.job_key(job_id) for job_id in job_ids], args=[cap]
-    )
+    keys = [ref.job_key(job_id) for job_id in job_ids]
+    reader = script(redis, "read_jobs")
+    command = ("EVALSHA", reader.sha, len(keys), *keys, cap, *ROW_FIELDS)
+    (replies,) = await fastpipe.execute(redis, [command])
+    if isinstance(replies, redis_exceptions.ResponseError) and "NOSCRIPT" in str(replies):
+        await redis.script_load(reader.script)
+        (replies,) = await fastpipe.execute(redis, [command])
+    if isinstance(replies, Exception):
+        raise replies
     jobs = []
-    for job_id, (flat, cut_flat) in zip(job_ids, replies, strict=False):
-        cut = dict(zip(cut_flat[::2], cut_flat[1::2], strict=False))
-        if "__error" in cut:
+    for job_id, (values, cut_flat) in zip(job_ids, replies, strict=False):
+        if cut_flat and cut_flat[0] == 0:
             jobs.append(
-                {"id": job_id, "invalid": ["hash"], "error": str(cut["__error"]), "truncated": {}}
+                {"id": job_id, "invalid": ["hash"], "error": str(cut_flat[1]), "truncated": {}}
             )
             continue
-        if not flat:
-            continue
-        jobs.append(job_from_hash(job_id, dict(zip(flat[::2], flat[1::2], strict=False)), cut))
+        raw = {
+            field: value
+            for field, value in zip(ROW_FIELDS, values, strict=True)
+            if value is not None
+        }
+        if not raw:
+            continue  # removed since its id was read
+        cut = {
+            ROW_FIELDS[index - 1]: size
+            for index, size in zip(cut_flat[::2], cut_flat[1::2], strict=True)
+        }
+        row = job_from_hash(job_id, raw, cut)
+        del row["stacktrace"]
+        jobs.append(row)
     return jobs
 
 
@@ -104,9 +146,12 @@ async def job_page(
         suffix, kind = STATES[state]
         start = (page - 1) * per_page
         end = start + per_page - 1
-        async with get_client().pipeline(transaction=False) as pipe:
-            _queue_range(pipe, ref.key(suffix), kind, start, end, order == "asc")
-            ids, total = await pipe.execute()
+        ids, total = await fastpipe.execute(
+            get_client(), _range_commands(ref.key(suffix), kind, start, end, order == "asc")
+        )
+        problem = next((r for r in (ids, total) if isinstance(r, Exception)), None)
+        if problem is not None:
+            raise QueueDataError(f"Cannot read the {state} jobs of {ref.slug!r}: {problem}")
         if kind == "list" and order == "asc":
             ids.reverse()
         jobs = await fetch_jobs(ref, ids, int(get_config()["LIST_FIELD_CAP"]))

@@ -28,8 +28,10 @@ async def socket() -> AsyncIterator[WebsocketCommunicator]:
     await live.stop()
 
 
-async def wait_for(  # noqa: ASYNC109 - a deadline across many receives
-    socket: WebsocketCommunicator, predicate: Callable[[Message], bool], timeout: float = 15
+async def wait_for(
+    socket: WebsocketCommunicator,
+    predicate: Callable[[Message], bool],
+    timeout: float = 15,  # noqa: ASYNC109 - one deadline across many receives
 ) -> tuple[Message, list[Message]]:
     """Receive until a message matches; return it and everything received before it."""
     seen: list[Message] = []

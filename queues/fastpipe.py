@@ -1,0 +1,94 @@
+"""A pipeline that parses every reply in one pass: the hot read paths' round trip.
+
+redis-py's asyncio pipeline spends ~15 µs of Python per reply (a timeout context, callbacks,
+layers of parsing); the overview's 160 replies cost it ~3 ms. Here the commands are packed and
+sent by redis-py on one of its pooled connections (so TLS, ACL auth and the database are its
+business), and the replies are read in bulk by a hiredis Reader: ~0.4 ms for the same work.
+Replies that are errors come back as exception objects in the list, like
+``pipeline.execute(raise_on_error=False)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import hiredis
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from queues.conf import get_config
+
+Command = Sequence[Any]
+_READ_SIZE = 1 << 16
+
+
+async def execute(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
+    if not commands:
+        return []
+    pool = client.connection_pool
+    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+    stream = getattr(connection, "_reader", None)
+    try:
+        if stream is None:  # a connection type without a stream: take the ordinary path
+            return await _ordinary(client, commands)
+        await connection.send_packed_command(pack(tuple(map(tuple, commands))), check_health=False)
+        return await asyncio.wait_for(
+            _read_replies(stream, len(commands)), timeout=float(get_config()["REDIS_TIMEOUT"])
+        )
+    except BaseException:
+        # A half-read connection must never be reused: its replies would answer someone else.
+        await connection.disconnect()
+        raise
+    finally:
+        await pool.release(connection)
+
+
+def _bulk(arg: Any) -> bytes:
+    if isinstance(arg, bytes):
+        data = arg
+    elif isinstance(arg, str):
+        data = arg.encode()
+    elif isinstance(arg, (int, float)) and not isinstance(arg, bool):
+        data = repr(arg).encode()
+    else:
+        raise TypeError(f"cannot send {type(arg).__name__} to Redis")
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
+@lru_cache(maxsize=256)
+def pack(commands: tuple[tuple[Any, ...], ...]) -> bytes:
+    """RESP for the commands. Cached: the overview sends the same commands on every request."""
+    return b"".join(
+        b"*%d\r\n" % len(command) + b"".join(_bulk(arg) for arg in command) for command in commands
+    )
+
+
+async def _read_replies(stream: asyncio.StreamReader, count: int) -> list[Any]:
+    parser = hiredis.Reader(
+        encoding="utf-8",
+        errors="replace",
+        replyError=redis.exceptions.ResponseError,
+        protocolError=redis.exceptions.InvalidResponse,
+    )
+    replies: list[Any] = []
+    while len(replies) < count:
+        data = await stream.read(_READ_SIZE)
+        if not data:
+            raise redis.exceptions.ConnectionError("Redis closed the connection")
+        parser.feed(data)
+        while len(replies) < count:
+            reply = parser.gets()
+            if reply is False:
+                break
+            replies.append(reply)
+    return replies
+
+
+async def _ordinary(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
+    async with client.pipeline(transaction=False) as pipe:
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(await pipe.execute(raise_on_error=False))
