@@ -1,7 +1,8 @@
 """Settings of the standalone Bullpen site. Only this module reads the environment.
 
 Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY,
-DEBUG, ALLOWED_HOSTS, BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY.
+DEBUG, ALLOWED_HOSTS, BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
+CHANNEL_LAYER_URL (a Redis for the channel layer when running several server processes).
 """
 
 from __future__ import annotations
@@ -67,7 +68,17 @@ DATABASES = {
     }
 }
 
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# One process: the in-memory layer. Several processes (CHANNEL_LAYER_URL set): Redis pub/sub,
+# which publishes each live message once per group, however many pages watch.
+if os.environ.get("CHANNEL_LAYER_URL"):
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [os.environ["CHANNEL_LAYER_URL"]]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

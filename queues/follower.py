@@ -271,14 +271,18 @@ class Follower:
         ]
         if not ready:
             return
+        first_event = min(self.dirty[ref] for ref in ready)
         for ref in ready:
             self.dirty.pop(ref, None)
             self.counts_read_at[ref] = now
-        await self._publish_counts(await read_summaries(ready, self.legacy_paused))
+        await self._publish_counts(
+            await read_summaries(ready, self.legacy_paused), event_at=first_event
+        )
 
     async def _publish_counts(
-        self, summaries: list[QueueSummary], *, everything: bool = False
+        self, summaries: list[QueueSummary], *, everything: bool = False, event_at: int = 0
     ) -> None:
+        """``event_at``: when the oldest event behind these counts was written (0: none)."""
         changed = []
         for item in summaries:
             entry = {
@@ -293,11 +297,14 @@ class Follower:
         if not changed:
             return
         at = _now_ms()
-        await self.publish(("overview",), {"type": "counts", "queues": changed, "at": at})
+        await self.publish(
+            ("overview",), {"type": "counts", "queues": changed, "at": at, "eventAt": event_at}
+        )
         for entry in changed:
             if entry["slug"] in self.watched_queues:
                 await self.publish(
-                    ("queue", entry["slug"]), {"type": "counts", "queues": [entry], "at": at}
+                    ("queue", entry["slug"]),
+                    {"type": "counts", "queues": [entry], "at": at, "eventAt": event_at},
                 )
 
     async def _flush_progress(self) -> None:

@@ -95,16 +95,15 @@ class LiveServer:
         self.log = log
 
 
-@pytest.fixture
-def bullpen_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
-    """Bullpen served by daphne, as in production, against the test Redis."""
+def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = None) -> LiveServer:
+    """Bullpen served by daphne, as in production, against ``redis_url``."""
     port = free_port()
-    log = tmp_path / "daphne.log"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "BULLPEN_TEST_REDIS_URL": redis_server.url,
+        "BULLPEN_TEST_REDIS_URL": redis_url,
         "PYTHONPATH": str(ROOT),
+        **(extra_env or {}),
     }
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -123,11 +122,25 @@ def bullpen_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveSe
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}"
     _wait_for_port(port, process, log)
-    yield LiveServer(url, process, log)
-    process.terminate()
-    process.wait(10)
+    return LiveServer(f"http://127.0.0.1:{port}", process, log)
+
+
+def stop_bullpen(server: LiveServer) -> None:
+    if server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(10)
+
+
+@pytest.fixture
+def bullpen_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
+    server = start_bullpen(redis_server.url, tmp_path / "daphne.log")
+    yield server
+    stop_bullpen(server)
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:

@@ -51,6 +51,13 @@ TEMPLATES = [
 ]
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+if os.environ.get("BULLPEN_TEST_CHANNEL_LAYER_URL"):  # several server processes
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [os.environ["BULLPEN_TEST_CHANNEL_LAYER_URL"]]},
+        }
+    }
 USE_TZ = True
 TIME_ZONE = "UTC"
 STATIC_URL = "static/"

@@ -1,0 +1,86 @@
+"""Several server processes: one reads Redis for live updates, another takes over when it dies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+
+from tests.conftest import LiveServer, Peer, start_bullpen, stop_bullpen
+from tests.redis_server import RedisServer
+
+LEASE_KEY = "bullpen:live:lease"
+
+
+@pytest.fixture
+def two_servers(redis_server: RedisServer, tmp_path: Path) -> Iterator[list[LiveServer]]:
+    env = {"BULLPEN_TEST_CHANNEL_LAYER_URL": redis_server.url.replace("/0", "/1")}
+    servers = [start_bullpen(redis_server.url, tmp_path / f"daphne-{i}.log", env) for i in (1, 2)]
+    yield servers
+    for server in servers:
+        stop_bullpen(server)
+
+
+async def watch_overview(server: LiveServer) -> Any:
+    ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
+    socket = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
+    await socket.send(json.dumps({"watch": "overview"}))
+    return socket
+
+
+async def wait_for_waiting(socket: Any, queue: str, count: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        raw = await asyncio.wait_for(socket.recv(), timeout=deadline - time.monotonic())
+        message = json.loads(raw)
+        if message.get("type") == "counts":
+            for entry in message["queues"]:
+                if entry["slug"] == queue and entry["counts"]["waiting"] == count:
+                    return
+    raise AssertionError(f"{queue} never showed {count} waiting")
+
+
+def owner_pid(redis_client: Any) -> int | None:
+    owner = redis_client.get(LEASE_KEY)
+    return int(owner.split(":")[1]) if owner else None
+
+
+async def test_one_reader_and_takeover(
+    two_servers: list[LiveServer], peer: Peer, redis_client: Any
+) -> None:
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    sockets = [await watch_overview(server) for server in two_servers]
+    for socket in sockets:
+        await wait_for_waiting(socket, "mail", 1)
+    pids = {server.process.pid for server in two_servers}
+    leader = owner_pid(redis_client)
+    assert leader in pids  # exactly one process holds the lease and reads the streams
+
+    # Both pages hear of a new job, though only one process reads Redis.
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "b", "--data", "{}")
+    for socket in sockets:
+        await wait_for_waiting(socket, "mail", 2)
+
+    # The leader dies without releasing its lease; the other takes over within seconds.
+    dead = next(s for s in two_servers if s.process.pid == leader)
+    survivor_index = 1 - two_servers.index(dead)
+    os.kill(leader, signal.SIGKILL)
+    dead.process.wait(10)
+    started = time.monotonic()
+    while owner_pid(redis_client) != two_servers[survivor_index].process.pid:
+        assert time.monotonic() - started < 15, "no process took over the live lease"
+        await asyncio.sleep(0.2)
+    took_over = time.monotonic() - started
+    assert took_over < 10
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "c", "--data", "{}")
+    await wait_for_waiting(sockets[survivor_index], "mail", 3)
+    for socket in sockets:
+        await socket.close()
