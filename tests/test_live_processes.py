@@ -36,8 +36,8 @@ async def watch_overview(server: LiveServer) -> Any:
     return socket
 
 
-async def wait_for_waiting(socket: Any, queue: str, count: int, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
+async def wait_for_waiting(socket: Any, queue: str, count: int, within: float = 20) -> None:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         raw = await asyncio.wait_for(socket.recv(), timeout=deadline - time.monotonic())
         message = json.loads(raw)
