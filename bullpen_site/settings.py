@@ -98,10 +98,16 @@ WHITENOISE_MANIFEST_STRICT = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "admin:login"
 
+_username = os.environ.get("DASHBOARD_USERNAME", "")
+_password = os.environ.get("DASHBOARD_PASSWORD", "")
+
 BULLPEN = {
     "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
     "PREFIXES": [os.environ.get("BULLMQ_PREFIX", "bull")],
     "READ_ONLY": os.environ.get("BULLPEN_READ_ONLY", "") == "1",
+    # The standalone dashboard is readable by whoever reaches it; acting needs the credentials.
+    "READ_ACCESS": "dashboard.access.anyone",
+    "BASIC_AUTH_PLAIN": {_username: _password} if _username and _password else {},
 }
 
 LOGGING = {

@@ -1,37 +1,72 @@
-"""Who may read. Reads are open in the standalone site unless ``READ_ACCESS`` names a check."""
+"""Who may read and who may act, and where read-only applies.
+
+``READ_ACCESS`` and ``WRITE_ACCESS`` name callables taking a :class:`Principal` and returning
+whether it may read / act. The defaults suit a site that mounts Bullpen: staff users with the
+``bullpen.view`` (or ``bullpen.operate``) permission read, staff with ``bullpen.operate`` act,
+and holders of valid basic credentials do both. The standalone site opens reads to anyone.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
+from dashboard.principal import Principal
 from queues.conf import get_config
 
+Check = Callable[[Principal], bool]
 
-def _allow_all(request: HttpRequest) -> bool:
+
+def anyone(principal: Principal) -> bool:
     return True
 
 
-def read_check() -> Callable[[Any], Any]:
-    dotted = get_config().get("READ_ACCESS")
-    return import_string(dotted) if dotted else _allow_all
+def _staff_with(principal: Principal, *perms: str) -> bool:
+    user = principal.user
+    if principal.via != "session" or user is None:
+        return False
+    if not (user.is_active and user.is_staff):
+        return False
+    return any(user.has_perm(perm) for perm in perms)
+
+
+def staff_or_basic_reader(principal: Principal) -> bool:
+    return principal.via == "basic" or _staff_with(principal, "bullpen.view", "bullpen.operate")
+
+
+def staff_or_basic_operator(principal: Principal) -> bool:
+    return principal.via == "basic" or _staff_with(principal, "bullpen.operate")
+
+
+@cache
+def _load(dotted: str) -> Check:
+    check: Check = import_string(dotted)
+    return check
+
+
+def read_check() -> Check:
+    return _load(get_config()["READ_ACCESS"])
+
+
+def write_check() -> Check:
+    return _load(get_config()["WRITE_ACCESS"])
 
 
 def reads_are_open() -> bool:
-    """No read check configured: anyone who reaches the site may read."""
-    return read_check() is _allow_all
+    """Anyone may read: the JSON fast path may answer without looking at the user."""
+    return read_check() is anyone
 
 
-async def can_read(request: HttpRequest) -> bool:
-    check = read_check()
-    if check is _allow_all:
+async def allows(check: Check, principal: Principal) -> bool:
+    if check is anyone:
         return True
-    # Host checks touch request.user and the database: run them off the event loop.
-    return bool(await sync_to_async(check)(request))
+    if principal.via == "session":  # permission lookups touch the database
+        return bool(await sync_to_async(check)(principal))
+    return bool(check(principal))
 
 
 def is_read_only(queue_slug: str | None = None) -> bool:
@@ -40,13 +75,5 @@ def is_read_only(queue_slug: str | None = None) -> bool:
         return True
     if queue_slug is None:
         return False
-    options = config.get("QUEUE_OPTIONS", {}).get(queue_slug, {})
+    options: dict[str, Any] = config.get("QUEUE_OPTIONS", {}).get(queue_slug, {})
     return bool(options.get("read_only", False))
-
-
-async def can_read_scope(scope: dict[str, Any]) -> bool:
-    """The read check for a websocket: the same callable, given the connection's scope."""
-    check = read_check()
-    if check is _allow_all:
-        return True
-    return bool(await sync_to_async(check)(scope))

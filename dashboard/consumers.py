@@ -7,7 +7,8 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from dashboard import live
-from dashboard.access import can_read_scope
+from dashboard.access import allows, read_check
+from dashboard.principal import from_scope
 from queues import interest
 
 MAX_WATCHES = 50
@@ -18,7 +19,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.groups_joined: set[str] = set()
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
-        if not await can_read_scope(self.scope):
+        if not await allows(read_check(), await from_scope(self.scope)):
             await self.close(code=4403)
             return
         await self.accept()

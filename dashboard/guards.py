@@ -1,4 +1,5 @@
-"""Decorators every view goes through: the read check, and queue-layer errors as HTTP statuses."""
+"""Decorators every view goes through: access checks, read-only, cross-site defence, audit,
+and queue-layer errors as HTTP statuses."""
 
 from __future__ import annotations
 
@@ -6,13 +7,20 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
 
-from dashboard.access import can_read
+from dashboard import audit
+from dashboard.access import allows, is_read_only, read_check, write_check
+from dashboard.principal import Principal, from_request
+from dashboard.same_origin import cross_site_reason, csrf_token_problem
+from queues.actions.result import ActionResult
 from queues.errors import (
     BadParameter,
     BullpenError,
+    Conflict,
     JobNotFound,
     QueueDataError,
     QueueNotFound,
@@ -20,14 +28,17 @@ from queues.errors import (
 )
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
+Action = Callable[..., Coroutine[Any, Any, ActionResult]]
 
 STATUS_OF: dict[type[BullpenError], int] = {
     BadParameter: 400,
     QueueNotFound: 404,
     JobNotFound: 404,
+    Conflict: 409,
     QueueDataError: 422,
     RedisUnavailable: 503,
 }
+REALM = 'Basic realm="Bullpen", charset="UTF-8"'
 
 
 def status_of(error: BullpenError) -> int:
@@ -35,7 +46,24 @@ def status_of(error: BullpenError) -> int:
 
 
 def json_error(message: str, status: int) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
+    response = JsonResponse({"error": message}, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = REALM
+    return response
+
+
+def _method_not_allowed(allowed: str) -> JsonResponse:
+    response = json_error("Method not allowed", 405)
+    response["Allow"] = allowed
+    return response
+
+
+def _refusal(principal: Principal) -> tuple[str, int]:
+    if principal.bad_credentials:
+        return "Wrong username or password", 401
+    if not principal.authenticated:
+        return "Authentication required", 401
+    return "Forbidden: this user may not do that", 403
 
 
 def api_view(view: View) -> View:
@@ -44,11 +72,10 @@ def api_view(view: View) -> View:
     @functools.wraps(view)
     async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
-            response = json_error("Method not allowed", 405)
-            response["Allow"] = "GET, HEAD"
-            return response
-        if not await can_read(request):
-            return json_error("Forbidden", 403)
+            return _method_not_allowed("GET, HEAD")
+        principal = await from_request(request)
+        if not await allows(read_check(), principal):
+            return json_error(*_refusal(principal))
         try:
             return await view(request, *args, **kwargs)
         except BullpenError as error:
@@ -58,7 +85,8 @@ def api_view(view: View) -> View:
 
 
 def page_view(view: View) -> View:
-    """GET-only HTML view: read check, then errors rendered on the error page."""
+    """GET-only HTML view: read check (anonymous users go to the site's login), then errors
+    rendered on the error page."""
 
     @functools.wraps(view)
     async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -66,8 +94,18 @@ def page_view(view: View) -> View:
             response = HttpResponse("Method not allowed", status=405, content_type="text/plain")
             response["Allow"] = "GET, HEAD"
             return response
-        if not await can_read(request):
-            return render(request, "bullpen/error.html", {"message": "Forbidden"}, status=403)
+        principal = await from_request(request)
+        if not await allows(read_check(), principal):
+            message, status = _refusal(principal)
+            if status == 401 and not principal.bad_credentials:
+                return redirect_to_login(request.get_full_path())
+            response = render(
+                request, "bullpen/error.html", {"message": message, "status": status}, status=status
+            )
+            if status == 401:
+                response["WWW-Authenticate"] = REALM
+            return response
+        request.bullpen_principal = principal  # type: ignore[attr-defined]
         try:
             return await view(request, *args, **kwargs)
         except BullpenError as error:
@@ -80,3 +118,69 @@ def page_view(view: View) -> View:
             )
 
     return wrapper
+
+
+def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action], View]:
+    """POST-only action: credentials (401), write permission (403), same-site origin and,
+    for session users, Django's CSRF token (403), read-only (403); then the action, its
+    errors as statuses, and an audit row for everything that reached an authenticated user.
+    """
+
+    def decorate(act: Action) -> View:
+        @csrf_exempt  # the checks below replace Django's, so that `curl -u` works
+        @functools.wraps(act)
+        async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method != "POST":
+                return _method_not_allowed("POST")
+            principal = await from_request(request)
+            if not principal.authenticated:
+                return json_error(*_refusal(principal))
+            queue = str(kwargs.get("queue", "")) if queue_scoped else ""
+            job_id = kwargs.get("job_id")
+
+            async def done(
+                status: int,
+                error: str = "",
+                result: ActionResult | None = None,
+            ) -> None:
+                await audit.record(
+                    request,
+                    principal,
+                    action,
+                    queue=result.queue or queue if result else queue,
+                    job_ids=result.job_ids if result else ([str(job_id)] if job_id else []),
+                    count=result.count if result else 0,
+                    status=status,
+                    error=error,
+                    detail=result.detail if result else None,
+                )
+
+            refusal: str | None = None
+            if not await allows(write_check(), principal):
+                refusal = "Forbidden: this user may not act on queues"
+            else:
+                refusal = cross_site_reason(request)
+                if refusal is None and principal.via == "session":
+                    refusal = csrf_token_problem(request)
+                if refusal is None and is_read_only(queue or None):
+                    refusal = "Read-only: actions are disabled" + (
+                        f" for {queue!r}" if queue else ""
+                    )
+            if refusal is not None:
+                await done(403, refusal)
+                return json_error(refusal, 403)
+            try:
+                result = await act(request, *args, **kwargs)
+            except BullpenError as error:
+                status = status_of(error)
+                await done(status, str(error))
+                return json_error(str(error), status)
+            await done(200, result=result)
+            response = JsonResponse(result.as_json())
+            if request.headers.get("HX-Request"):
+                response["HX-Refresh"] = "true"
+            return response
+
+        return wrapper
+
+    return decorate

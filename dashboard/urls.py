@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
+from dashboard import actions_api as act
 from dashboard import api, views
 from dashboard.converters import NameConverter
 
 register_converter(NameConverter, "bullpen_name")
 
 app_name = "bullpen"
+JOB = "api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -18,4 +20,27 @@ urlpatterns = [
     path("api/queues/", api.queues_list, name="api-queues"),
     path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
     path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),
+    # Actions (POST)
+    path("api/pause-all/", act.pause_all, name="pause-all"),
+    path("api/resume-all/", act.resume_all, name="resume-all"),
+    path("api/queues/<bullpen_name:queue>/retry/", act.retry_all, name="retry-all"),
+    path("api/queues/<bullpen_name:queue>/promote/", act.promote_all, name="promote-all"),
+    path("api/queues/<bullpen_name:queue>/clean/", act.clean, name="clean"),
+    path("api/queues/<bullpen_name:queue>/pause/", act.pause, name="pause"),
+    path("api/queues/<bullpen_name:queue>/resume/", act.resume, name="resume"),
+    path("api/queues/<bullpen_name:queue>/empty/", act.empty, name="empty"),
+    path("api/queues/<bullpen_name:queue>/obliterate/", act.obliterate, name="obliterate"),
+    path("api/queues/<bullpen_name:queue>/add/", act.add_job, name="add-job"),
+    path("api/queues/<bullpen_name:queue>/bulk/", act.bulk, name="bulk"),
+    path(
+        "api/queues/<bullpen_name:queue>/schedulers/<bullpen_name:scheduler_id>/remove/",
+        act.remove_scheduler,
+        name="remove-scheduler",
+    ),
+    path(f"{JOB}retry/", act.retry_job, name="retry-job"),
+    path(f"{JOB}remove/", act.remove_job, name="remove-job"),
+    path(f"{JOB}promote/", act.promote_job, name="promote-job"),
+    path(f"{JOB}data/", act.update_data, name="update-data"),
+    path(f"{JOB}duplicate/", act.duplicate_job, name="duplicate-job"),
+    path(f"{JOB}priority/", act.change_priority, name="change-priority"),
 ]

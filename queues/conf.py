@@ -43,6 +43,16 @@ DEFAULTS: dict[str, Any] = {
     # slow full refresh, and the prefix of Bullpen's own keys (the live lease, watcher lists).
     "LIVE": {"counts_interval": 0.25, "full_refresh": 10.0},
     "LIVE_KEY_PREFIX": "bullpen",
+    # Access: callables taking a dashboard.principal.Principal. The defaults let staff users
+    # with bullpen.view / bullpen.operate (and basic-auth users) read / act.
+    "READ_ACCESS": "dashboard.access.staff_or_basic_reader",
+    "WRITE_ACCESS": "dashboard.access.staff_or_basic_operator",
+    # Basic-auth users: {"name": "<Django password hash from make_password()>"}.
+    "BASIC_AUTH_USERS": {},
+    # Basic-auth users with plain passwords (the standalone site fills it from its environment).
+    "BASIC_AUTH_PLAIN": {},
+    # Refuse every action (403), whoever asks; per queue: QUEUE_OPTIONS[q]["read_only"].
+    "READ_ONLY": False,
     # Seconds to wait for Redis before a request fails with 503.
     "REDIS_TIMEOUT": 5.0,
 }
@@ -69,6 +79,8 @@ def _clear_on_change(*, setting: str, **kwargs: Any) -> None:
     if setting == "BULLPEN":
         get_config.cache_clear()
         from queues import connection, discovery
+        from queues.actions import handles
 
         connection.reset()
         discovery.reset()
+        handles.reset()

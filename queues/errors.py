@@ -19,6 +19,10 @@ class JobNotFound(BullpenError):
     """No job of that id in the queue."""
 
 
+class Conflict(BullpenError):
+    """The job or queue is not in a state that allows the action (e.g. removing an active job)."""
+
+
 class QueueDataError(BullpenError):
     """A key of the queue holds something BullMQ would not have written there."""
 

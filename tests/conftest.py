@@ -17,6 +17,7 @@ import pytest
 from django.test import AsyncClient, override_settings
 
 from queues import connection
+from queues.actions import handles
 from tests.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +40,13 @@ def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]
         server.start()
     with server.client() as client:
         client.flushall()
-    config = {"REDIS_URL": server.url, "PREFIXES": ["bull"], "DISCOVERY_INTERVAL": 0}
+    config = {
+        "REDIS_URL": server.url,
+        "PREFIXES": ["bull"],
+        "DISCOVERY_INTERVAL": 0,
+        "READ_ACCESS": "dashboard.access.anyone",
+        "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},
+    }
     with override_settings(BULLPEN=config):
         yield config
 
@@ -47,8 +54,9 @@ def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]
 @pytest.fixture(autouse=True)
 async def close_redis_clients() -> AsyncIterator[None]:
     yield
-    # The shared client belongs to this test's event loop: close it with the loop.
+    # The shared clients belong to this test's event loop: close them with the loop.
     await connection.close_current()
+    await handles.close_current()
 
 
 @pytest.fixture

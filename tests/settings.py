@@ -49,7 +49,12 @@ TEMPLATES = [
         },
     }
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("BULLPEN_TEST_DB", ":memory:"),
+    }
+}
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 if os.environ.get("BULLPEN_TEST_CHANNEL_LAYER_URL"):  # several server processes
     CHANNEL_LAYERS = {
@@ -70,4 +75,6 @@ BULLPEN = {
     "REDIS_URL": os.environ.get("BULLPEN_TEST_REDIS_URL", "redis://127.0.0.1:1/0"),
     "PREFIXES": ["bull"],
     "DISCOVERY_INTERVAL": 0,
+    "READ_ACCESS": "dashboard.access.anyone",
+    "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},
 }

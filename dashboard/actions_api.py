@@ -1,0 +1,226 @@
+"""The POST routes: every action, guarded by ``mutation_view`` (auth, CSRF, read-only, audit).
+
+Parameters come from the query string, a form body, or a JSON body, whichever the client sends.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest
+
+from dashboard import live
+from dashboard.guards import mutation_view
+from queues.actions import job_actions, queue_actions
+from queues.actions.result import ActionResult
+from queues.discovery import known
+from queues.errors import BadParameter, BullpenError, QueueNotFound
+from queues.keys import QueueRef
+
+MAX_BULK = 1000
+
+
+def params(request: HttpRequest) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(request.GET.items())
+    if request.content_type == "application/json" and request.body:
+        try:
+            body = json.loads(request.body)
+        except ValueError:
+            raise BadParameter("The body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise BadParameter("The JSON body must be an object")
+        merged.update(body)
+    else:
+        for key in request.POST:
+            values = request.POST.getlist(key)
+            merged[key] = values if key == "ids" else values[-1]
+    return merged
+
+
+def _int(values: dict[str, Any], name: str, default: int | None = None) -> int:
+    raw = values.get(name, default)
+    if raw is None or raw == "":
+        raise BadParameter(f"{name} is required")
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        raise BadParameter(f"{name} must be a whole number") from None
+
+
+def _json_value(values: dict[str, Any], name: str, default: Any = None) -> Any:
+    raw = values.get(name, default)
+    if isinstance(raw, str) and raw.strip() and raw.strip()[0] in '{["0123456789-tfn':
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise BadParameter(f"{name} is not valid JSON") from None
+    return raw
+
+
+async def queue_ref(slug: str) -> QueueRef:
+    ref = QueueRef.from_slug(slug)
+    if not await known(ref):
+        raise QueueNotFound(f"Unknown queue {slug!r}")
+    return ref
+
+
+# ---- one job --------------------------------------------------------------------------------
+
+
+@mutation_view("retry")
+async def retry_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    return await job_actions.retry_job(await queue_ref(queue), job_id)
+
+
+@mutation_view("remove")
+async def remove_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    return await job_actions.remove_job(await queue_ref(queue), job_id)
+
+
+@mutation_view("promote")
+async def promote_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    return await job_actions.promote_job(await queue_ref(queue), job_id)
+
+
+@mutation_view("update-data")
+async def update_data(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    values = params(request)
+    if "data" not in values:
+        raise BadParameter("data is required (the new job data, as JSON)")
+    return await job_actions.update_job_data(
+        await queue_ref(queue), job_id, _json_value(values, "data")
+    )
+
+
+@mutation_view("duplicate")
+async def duplicate_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    return await job_actions.duplicate_job(await queue_ref(queue), job_id)
+
+
+@mutation_view("priority")
+async def change_priority(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    priority = _int(params(request), "priority")
+    return await job_actions.change_priority(await queue_ref(queue), job_id, priority)
+
+
+# ---- one queue ------------------------------------------------------------------------------
+
+
+def _progress_publisher(ref: QueueRef, action: str) -> queue_actions.Progress:
+    async def report(done: int, total: int) -> None:
+        await live.publish(
+            ("queue", ref.slug),
+            {"type": "bulk", "queue": ref.slug, "action": action, "done": done, "total": total},
+        )
+
+    return report
+
+
+@mutation_view("retry-all")
+async def retry_all(request: HttpRequest, queue: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    state = str(params(request).get("state") or "failed")
+    return await queue_actions.retry_all(ref, state, _progress_publisher(ref, "retry-all"))
+
+
+@mutation_view("promote-all")
+async def promote_all(request: HttpRequest, queue: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    return await queue_actions.promote_all(ref, _progress_publisher(ref, "promote-all"))
+
+
+@mutation_view("clean")
+async def clean(request: HttpRequest, queue: str) -> ActionResult:
+    values = params(request)
+    state = str(values.get("state") or "")
+    return await queue_actions.clean(
+        await queue_ref(queue), state, _int(values, "grace_ms", 0), _int(values, "limit", 0)
+    )
+
+
+@mutation_view("pause")
+async def pause(request: HttpRequest, queue: str) -> ActionResult:
+    return await queue_actions.pause(await queue_ref(queue))
+
+
+@mutation_view("resume")
+async def resume(request: HttpRequest, queue: str) -> ActionResult:
+    return await queue_actions.resume(await queue_ref(queue))
+
+
+@mutation_view("empty")
+async def empty(request: HttpRequest, queue: str) -> ActionResult:
+    return await queue_actions.empty(await queue_ref(queue))
+
+
+@mutation_view("obliterate")
+async def obliterate(request: HttpRequest, queue: str) -> ActionResult:
+    # The page asks the user to type the name (htmx sends it as HX-Prompt).
+    confirm = str(params(request).get("confirm") or request.headers.get("HX-Prompt") or "")
+    return await queue_actions.obliterate(await queue_ref(queue), confirm)
+
+
+@mutation_view("add")
+async def add_job(request: HttpRequest, queue: str) -> ActionResult:
+    values = params(request)
+    opts = _json_value(values, "opts", {}) or {}
+    return await queue_actions.add_job(
+        await queue_ref(queue),
+        str(values.get("name") or ""),
+        _json_value(values, "data", {}),
+        opts,
+    )
+
+
+@mutation_view("remove-scheduler")
+async def remove_scheduler(request: HttpRequest, queue: str, scheduler_id: str) -> ActionResult:
+    return await queue_actions.remove_scheduler(await queue_ref(queue), scheduler_id)
+
+
+BULK_ACTIONS = {
+    "retry": job_actions.retry_job,
+    "remove": job_actions.remove_job,
+    "promote": job_actions.promote_job,
+}
+
+
+@mutation_view("bulk")
+async def bulk(request: HttpRequest, queue: str) -> ActionResult:
+    values = params(request)
+    action = str(values.get("action") or "")
+    act = BULK_ACTIONS.get(action)
+    if act is None:
+        raise BadParameter(f"action must be one of: {', '.join(BULK_ACTIONS)}")
+    ids = values.get("ids") or []
+    if isinstance(ids, str):
+        ids = [part for part in ids.split(",") if part]
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        raise BadParameter("ids must be a non-empty list of job ids")
+    if len(ids) > MAX_BULK:
+        raise BadParameter(f"at most {MAX_BULK} jobs at once")
+    ref = await queue_ref(queue)
+    outcome: dict[str, str] = {}
+    for job_id in ids:
+        try:
+            await act(ref, job_id)
+            outcome[job_id] = "ok"
+        except BullpenError as error:
+            outcome[job_id] = str(error)
+    done = [job_id for job_id, text in outcome.items() if text == "ok"]
+    return ActionResult(f"bulk-{action}", ref.slug, done, len(done), {"results": outcome})
+
+
+# ---- every queue ----------------------------------------------------------------------------
+
+
+@mutation_view("pause-all", queue_scoped=False)
+async def pause_all(request: HttpRequest) -> ActionResult:
+    refs = await queue_actions.all_queues()
+    return await queue_actions.for_each_queue("pause-all", queue_actions.pause, refs)
+
+
+@mutation_view("resume-all", queue_scoped=False)
+async def resume_all(request: HttpRequest) -> ActionResult:
+    refs = await queue_actions.all_queues()
+    return await queue_actions.for_each_queue("resume-all", queue_actions.resume, refs)

@@ -1,0 +1,53 @@
+"""bullmq ``Queue`` objects for the running event loop, on a client of their own.
+
+A bullmq Queue is bound to the loop that created it; it is cheap to keep one per queue.
+The client is not the readers' shared one, so closing bullmq objects can never close it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+import redis.asyncio as aioredis
+from bullmq import Queue
+
+from queues.connection import new_client
+from queues.keys import QueueRef
+
+_handles: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, tuple[aioredis.Redis, dict[QueueRef, Queue]]
+] = weakref.WeakKeyDictionary()
+
+
+def bullmq_queue(ref: QueueRef) -> Queue:
+    loop = asyncio.get_running_loop()
+    entry = _handles.get(loop)
+    if entry is None:
+        entry = (new_client(), {})
+        _handles[loop] = entry
+    client, queues = entry
+    queue = queues.get(ref)
+    if queue is None:
+        queue = Queue(ref.name, {"connection": client, "prefix": ref.prefix})
+        queues[ref] = queue
+    return queue
+
+
+_retired: list[tuple[asyncio.AbstractEventLoop, aioredis.Redis]] = []
+
+
+async def close_current() -> None:
+    """Close this loop's actions clients (tests, commands that end their loop)."""
+    loop = asyncio.get_running_loop()
+    mine = [client for owner, client in _retired if owner is loop]
+    _retired[:] = [(owner, client) for owner, client in _retired if owner is not loop]
+    entry = _handles.pop(loop, None)
+    for client in [*mine, *([entry[0]] if entry else [])]:
+        await client.aclose()
+
+
+def reset() -> None:
+    """Settings changed: retire every client (closed later on its own loop)."""
+    _retired.extend((loop, entry[0]) for loop, entry in _handles.items())
+    _handles.clear()

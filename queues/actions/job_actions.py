@@ -1,0 +1,96 @@
+"""Actions on one job, through bullmq's scripts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bullmq import Job
+
+from queues.actions.bullmq_errors import translate_bullmq_errors
+from queues.actions.handles import bullmq_queue
+from queues.actions.result import ActionResult
+from queues.errors import BadParameter, Conflict, JobNotFound
+from queues.keys import QueueRef
+
+RETRYABLE = ("failed", "completed")
+# Options a duplicate keeps: the rest (ids, repeat, parents, deduplication) belong to the original.
+_DUPLICATE_OPTS = (
+    "attempts",
+    "backoff",
+    "delay",
+    "priority",
+    "lifo",
+    "removeOnComplete",
+    "removeOnFail",
+    "keepLogs",
+    "stackTraceLimit",
+    "sizeLimit",
+)
+
+
+async def _load(ref: QueueRef, job_id: str) -> tuple[Job, str]:
+    queue = bullmq_queue(ref)
+    job = await Job.fromId(queue, job_id)
+    if job is None:
+        raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
+    state = await queue.getJobState(job_id)
+    return job, str(state)
+
+
+async def retry_job(ref: QueueRef, job_id: str) -> ActionResult:
+    async with translate_bullmq_errors(job_id):
+        job, state = await _load(ref, job_id)
+        if state not in RETRYABLE:
+            raise Conflict(
+                f"Job {job_id!r} is {state}; only failed or completed jobs can be retried"
+            )
+        await job.retry(state)
+    return ActionResult("retry", ref.slug, [job_id], 1, {"from": state})
+
+
+async def remove_job(ref: QueueRef, job_id: str) -> ActionResult:
+    async with translate_bullmq_errors(job_id):
+        _, state = await _load(ref, job_id)
+        if state == "active":
+            raise Conflict(f"Job {job_id!r} is active: a worker holds it; it cannot be removed")
+        removed = await bullmq_queue(ref).remove(job_id)
+        if not removed:
+            raise Conflict(f"Job {job_id!r} is locked by a worker and was not removed")
+    return ActionResult("remove", ref.slug, [job_id], 1, {"from": state})
+
+
+async def promote_job(ref: QueueRef, job_id: str) -> ActionResult:
+    async with translate_bullmq_errors(job_id):
+        job, state = await _load(ref, job_id)
+        if state != "delayed":
+            raise Conflict(f"Job {job_id!r} is {state}; only delayed jobs can be promoted")
+        await job.promote()
+    return ActionResult("promote", ref.slug, [job_id], 1)
+
+
+async def update_job_data(ref: QueueRef, job_id: str, data: Any) -> ActionResult:
+    async with translate_bullmq_errors(job_id):
+        job, state = await _load(ref, job_id)
+        if state == "active":
+            raise Conflict(f"Job {job_id!r} is active; change its data when no worker holds it")
+        await job.updateData(data)
+    return ActionResult("update-data", ref.slug, [job_id], 1)
+
+
+async def duplicate_job(ref: QueueRef, job_id: str) -> ActionResult:
+    async with translate_bullmq_errors(job_id):
+        job, _ = await _load(ref, job_id)
+        opts = {key: job.opts[key] for key in _DUPLICATE_OPTS if key in job.opts}
+        copy = await bullmq_queue(ref).add(job.name, job.data, opts)
+    return ActionResult("duplicate", ref.slug, [job_id], 1, {"newJobId": str(copy.id)})
+
+
+async def change_priority(ref: QueueRef, job_id: str, priority: int) -> ActionResult:
+    if not 0 <= priority <= 2_097_152:
+        raise BadParameter("priority must be between 0 (none) and 2097152")
+    async with translate_bullmq_errors(job_id):
+        job, state = await _load(ref, job_id)
+        if state not in ("waiting", "prioritized", "delayed", "paused"):
+            raise Conflict(f"Job {job_id!r} is {state}; only waiting jobs can change priority")
+        await job.changePriority({"priority": priority})
+    return ActionResult("priority", ref.slug, [job_id], 1, {"priority": priority})

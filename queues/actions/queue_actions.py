@@ -1,0 +1,162 @@
+"""Actions on a whole queue (or every queue), through bullmq's scripts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from queues.actions.bullmq_errors import translate_bullmq_errors
+from queues.actions.handles import bullmq_queue
+from queues.actions.result import ActionResult
+from queues.connection import get_client
+from queues.discovery import discovered
+from queues.errors import BadParameter, Conflict
+from queues.keys import QueueRef
+
+Progress = Callable[[int, int], Awaitable[None]]  # (done, total)
+BATCH = 1000
+CLEANABLE = ("completed", "failed", "delayed", "wait", "waiting", "prioritized", "paused")
+# Options a job added from the dashboard may carry.
+ADD_OPTIONS = {
+    "delay",
+    "priority",
+    "attempts",
+    "backoff",
+    "jobId",
+    "lifo",
+    "removeOnComplete",
+    "removeOnFail",
+    "keepLogs",
+}
+
+
+async def _no_progress(done: int, total: int) -> None:
+    return None
+
+
+async def retry_all(
+    ref: QueueRef, state: str, on_progress: Progress = _no_progress
+) -> ActionResult:
+    """Move every failed (or completed) job back to wait, ``BATCH`` at a time inside Redis:
+    nothing is loaded into this process, and jobs that fail meanwhile are not swept in."""
+    if state not in ("failed", "completed"):
+        raise BadParameter("state must be 'failed' or 'completed'")
+    return await _move_all(ref, state, "retry-all", on_progress)
+
+
+async def promote_all(ref: QueueRef, on_progress: Progress = _no_progress) -> ActionResult:
+    return await _move_all(ref, "delayed", "promote-all", on_progress)
+
+
+async def _move_all(ref: QueueRef, state: str, action: str, on_progress: Progress) -> ActionResult:
+    queue = bullmq_queue(ref)
+    reader = get_client()
+    started_ms = int(time.time() * 1000)
+    async with translate_bullmq_errors():
+        total = int(await reader.zcard(ref.key(state)))
+        done = 0
+        while True:
+            if state == "delayed":
+                more = await queue.backend.promoteJobs(BATCH)
+            else:
+                more = await queue.backend.retryJobs(state, BATCH, started_ms)
+            left = int(await reader.zcard(ref.key(state)))
+            done = max(done, total - left)
+            await on_progress(done, total)
+            if not more or more in (0, "0"):
+                break
+    return ActionResult(action, ref.slug, count=done, detail={"state": state})
+
+
+async def clean(ref: QueueRef, state: str, grace_ms: int, limit: int) -> ActionResult:
+    if state not in CLEANABLE:
+        raise BadParameter(f"state must be one of: {', '.join(CLEANABLE)}")
+    if grace_ms < 0 or limit < 0:
+        raise BadParameter("grace_ms and limit must be 0 or more")
+    bull_state = "wait" if state == "waiting" else state
+    async with translate_bullmq_errors():
+        removed = await bullmq_queue(ref).clean(grace_ms, limit, bull_state)
+    ids = [str(job_id) for job_id in removed or []]
+    return ActionResult(
+        "clean",
+        ref.slug,
+        ids[:1000],
+        len(ids),
+        {"state": state, "grace_ms": grace_ms, "limit": limit},
+    )
+
+
+async def pause(ref: QueueRef) -> ActionResult:
+    async with translate_bullmq_errors():
+        await bullmq_queue(ref).pause()
+    return ActionResult("pause", ref.slug)
+
+
+async def resume(ref: QueueRef) -> ActionResult:
+    async with translate_bullmq_errors():
+        await bullmq_queue(ref).resume()
+    return ActionResult("resume", ref.slug)
+
+
+async def all_queues() -> list[QueueRef]:
+    return list((await discovered()).queues)
+
+
+async def for_each_queue(
+    action: str, act: Callable[[QueueRef], Awaitable[ActionResult]], refs: list[QueueRef]
+) -> ActionResult:
+    for ref in refs:
+        await act(ref)
+    return ActionResult(action, None, count=len(refs), detail={"queues": [r.slug for r in refs]})
+
+
+async def empty(ref: QueueRef) -> ActionResult:
+    """Remove every waiting, prioritized and delayed job (not active, completed or failed)."""
+    reader = get_client()
+    async with translate_bullmq_errors():
+        async with reader.pipeline(transaction=False) as pipe:
+            for key in ("wait", "prioritized", "delayed", "paused"):
+                pipe.llen(ref.key(key)) if key in ("wait", "paused") else pipe.zcard(ref.key(key))
+            before = sum(int(n) for n in await pipe.execute())
+        await bullmq_queue(ref).drain(delayed=True)
+    return ActionResult("empty", ref.slug, count=before)
+
+
+async def obliterate(ref: QueueRef, confirm: str) -> ActionResult:
+    """Destroy the queue and everything in it. It must be paused first, and the caller must
+    type its name: an irreversible action takes two deliberate steps."""
+    if confirm != ref.name:
+        raise BadParameter("Type the queue's name to confirm obliterating it")
+    reader = get_client()
+    async with translate_bullmq_errors():
+        paused = await reader.hget(ref.key("meta"), "paused")
+        if paused in (None, "", "0"):
+            raise Conflict("Pause the queue before obliterating it")
+        await bullmq_queue(ref).obliterate(force=False)
+    return ActionResult("obliterate", ref.slug)
+
+
+async def add_job(ref: QueueRef, name: str, data: Any, opts: dict[str, Any]) -> ActionResult:
+    if not name or not isinstance(name, str):
+        raise BadParameter("A job needs a name")
+    if not isinstance(opts, dict):
+        raise BadParameter("opts must be a JSON object")
+    unknown = set(opts) - ADD_OPTIONS
+    if unknown:
+        raise BadParameter(f"Unsupported options: {', '.join(sorted(unknown))}")
+    if "jobId" in opts and (
+        not isinstance(opts["jobId"], str) or ":" in opts["jobId"] or opts["jobId"].isdigit()
+    ):
+        raise BadParameter("jobId must be a string that is not a number and has no ':'")
+    async with translate_bullmq_errors():
+        job = await bullmq_queue(ref).add(name, data, opts)
+    return ActionResult("add", ref.slug, [str(job.id)], 1)
+
+
+async def remove_scheduler(ref: QueueRef, scheduler_id: str) -> ActionResult:
+    async with translate_bullmq_errors():
+        removed = await bullmq_queue(ref).removeJobScheduler(scheduler_id)
+    if not removed:
+        raise Conflict(f"No job scheduler {scheduler_id!r} in queue {ref.slug!r}")
+    return ActionResult("remove-scheduler", ref.slug, detail={"scheduler": scheduler_id})

@@ -1,0 +1,25 @@
+"""What an action did, for the API's answer and the audit log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ActionResult:
+    action: str
+    queue: str | None = None
+    job_ids: list[str] = field(default_factory=list)
+    count: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "action": self.action,
+            "queue": self.queue,
+            "jobIds": self.job_ids,
+            "count": self.count,
+            **self.detail,
+        }
