@@ -134,7 +134,12 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 return _method_not_allowed("POST")
             principal = await from_request(request)
             if not principal.authenticated:
-                return json_error(*_refusal(principal))
+                response = json_error(*_refusal(principal))
+                if request.headers.get("HX-Request"):
+                    # A page's button: no browser login dialog popping out of a background
+                    # request; the page says "Sign in to act" instead.
+                    del response["WWW-Authenticate"]
+                return response
             queue = str(kwargs.get("queue", "")) if queue_scoped else ""
             job_id = kwargs.get("job_id")
 

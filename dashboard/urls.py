@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
+from dashboard import account_views, api, views
 from dashboard import actions_api as act
-from dashboard import api, views
 from dashboard.converters import NameConverter
 
 register_converter(NameConverter, "bullpen_name")
@@ -17,6 +17,9 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("q/<bullpen_name:queue>/", views.queue_page, name="queue"),
     path("q/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", views.job_page, name="job"),
+    # No trailing slash: browsers then reuse the credentials for everything under the mount.
+    path("sign-in", account_views.sign_in, name="sign-in"),
+    path("audit/", account_views.audit_log, name="audit"),
     path("api/queues/", api.queues_list, name="api-queues"),
     path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
     path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),

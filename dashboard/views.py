@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from dashboard.access import is_read_only
 from dashboard.guards import page_view
 from dashboard.params import page_params
 from dashboard.serializers import queue_json
@@ -92,6 +93,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
         {
             "queue": {"slug": ref.slug, "name": ref.name, "prefix": ref.prefix},
             "job": job,
+            "read_only": is_read_only(ref.slug),
             "live_spec": json.dumps({"watch": "job", "queue": ref.slug, "id": job_id}),
             "data": _shown(job["data"], cap),
             "opts": _shown(job["opts"], cap),

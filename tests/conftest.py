@@ -110,9 +110,15 @@ def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = 
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "BULLPEN_TEST_REDIS_URL": redis_url,
+        "BULLPEN_TEST_DB": str(log.with_suffix(".sqlite3")),
         "PYTHONPATH": str(ROOT),
         **(extra_env or {}),
     }
+    # The server writes the audit log: give it a database of its own, migrated.
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
+        cwd=ROOT, env=env, check=True, timeout=120,
+    )
     with log.open("wb") as out:
         process = subprocess.Popen(
             [

@@ -17,6 +17,9 @@ from tests.redis_server import RedisServer
 
 Message = dict[str, Any]
 
+# Channels closes stale database connections around each websocket event.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 
 @pytest.fixture
 async def socket() -> AsyncIterator[WebsocketCommunicator]:

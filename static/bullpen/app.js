@@ -48,6 +48,32 @@
     }
   });
 
+  // Actions: say what is happening, and why an action was refused.
+  function toast(text, isError) {
+    var el = document.getElementById("toast");
+    if (!el) return;
+    el.textContent = text;
+    el.classList.toggle("error", !!isError);
+    el.hidden = false;
+    clearTimeout(el.hideTimer);
+    el.hideTimer = setTimeout(function () { el.hidden = true; }, isError ? 8000 : 3000);
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var verb = event.detail.requestConfig && event.detail.requestConfig.verb;
+    if (verb && verb !== "get") toast("Working…", false);
+  });
+  document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    var message = "Failed (" + xhr.status + ")";
+    try { message = JSON.parse(xhr.responseText).error || message; } catch (e) { /* not JSON */ }
+    toast(message, true);
+  });
+  document.addEventListener("change", function (event) {
+    if (!event.target.classList || !event.target.classList.contains("select-all")) return;
+    document.querySelectorAll(".job-select").forEach(function (box) { box.checked = event.target.checked; });
+  });
+  window.bullpenToast = toast;
+
   document.addEventListener("DOMContentLoaded", function () { refreshTimes(document); });
   document.addEventListener("htmx:afterSettle", function (event) { refreshTimes(event.target); });
   window.addEventListener("bullpen:times", function () { refreshTimes(document); });

@@ -65,6 +65,7 @@
     else if (message.type === "progress") message.updates.forEach(function (u) { applyProgress(message.queue, u); });
     else if (message.type === "rows") applyRows(message);
     else if (message.type === "logs") applyLogs(message);
+    else if (message.type === "bulk") applyBulk(message);
     document.dispatchEvent(new CustomEvent("bullpen:live", { detail: message }));
   }
 
@@ -337,6 +338,17 @@
       t.insertBefore(document.createTextNode(" "), t.lastChild);
     }
     window.dispatchEvent(new Event("bullpen:times"));
+  }
+
+  // ---- bulk actions (retry all, promote all) --------------------------------------------------
+  function applyBulk(message) {
+    var watch = spec();
+    var box = document.getElementById("bulk-progress");
+    if (!box || watch.queue !== message.queue) return;
+    box.hidden = false;
+    var pct = message.total ? Math.round(100 * message.done / message.total) : 100;
+    box.querySelector("progress").value = pct;
+    box.querySelector(".label").textContent = message.action + ": " + message.done + " of " + message.total;
   }
 
   // ---- logs --------------------------------------------------------------------------------

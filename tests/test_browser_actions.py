@@ -1,0 +1,54 @@
+"""In Chromium: sign in with basic credentials, retry a failed job from its page, see the audit."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import async_playwright, expect
+
+from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
+
+pytestmark = pytest.mark.browser
+
+
+async def test_retry_a_failed_job_from_the_page(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, redis_client: Any
+) -> None:
+    scenario = peer("scenario", "--queue", "shop")
+    job_id = scenario["ids"]["failed"][0]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        # Without credentials the button is refused, and says why.
+        anonymous = await browser.new_page()
+        await anonymous.goto(f"{bullpen_server.url}/queues/q/shop/jobs/{job_id}/")
+        await anonymous.click('[data-testid="retry"]')
+        await expect(anonymous.locator("#toast")).to_contain_text("Authentication required")
+        assert redis_client.zscore("bull:shop:failed", job_id) is not None
+
+        context = await browser.new_context(
+            http_credentials={"username": "operator", "password": "s3cret-pass"}
+        )
+        page = await context.new_page()
+        await page.goto(f"{bullpen_server.url}/queues/q/shop/jobs/{job_id}/")
+        await page.click('[data-testid="sign-in"]')
+        await expect(page.locator(".top .who")).to_have_text("operator")
+        await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed")
+        await page.screenshot(path=tmp_path / "before-retry.png", full_page=True)
+        await page.click('[data-testid="retry"]')
+        await expect(page.locator('[data-testid="job-state"]')).to_have_text("waiting")
+        await page.screenshot(path=tmp_path / "after-retry.png", full_page=True)
+        assert redis_client.zscore("bull:shop:failed", job_id) is None
+
+        await page.goto(f"{bullpen_server.url}/queues/audit/")
+        row = page.locator('[data-testid="audit"] tbody tr').first
+        await expect(row).to_contain_text("retry")
+        await expect(row).to_contain_text("operator")
+        await expect(row).to_contain_text(job_id)
+        await page.screenshot(path=tmp_path / "audit.png", full_page=True)
+        await browser.close()
+    with sqlite3.connect(bullpen_server.log.with_suffix(".sqlite3")) as db:
+        rows = db.execute("select username, action, result from bullpen_auditentry").fetchall()
+    assert ("operator", "retry", "ok") in rows
