@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from dashboard import account_views, api, views
+from dashboard import account_views, api, metrics, triage, views
 from dashboard import actions_api as act
 from dashboard.converters import NameConverter
 
@@ -20,6 +20,24 @@ urlpatterns = [
     # No trailing slash: browsers then reuse the credentials for everything under the mount.
     path("sign-in", account_views.sign_in, name="sign-in"),
     path("audit/", account_views.audit_log, name="audit"),
+    path("find/", triage.find_page, name="find"),
+    path("metrics", metrics.metrics, name="metrics"),
+    path("q/<bullpen_name:queue>/groups/", triage.groups_fragment, name="groups"),
+    path("q/<bullpen_name:queue>/workers/", triage.workers_fragment, name="workers"),
+    path("api/find/", triage.find_api, name="api-find"),
+    path("api/alerts/", triage.alerts_api, name="api-alerts"),
+    path("api/queues/<bullpen_name:queue>/failure-groups/", triage.groups_api, name="api-groups"),
+    path(
+        "api/queues/<bullpen_name:queue>/failure-groups/retry/",
+        triage.retry_group,
+        name="retry-group",
+    ),
+    path(
+        "api/queues/<bullpen_name:queue>/failure-groups/remove/",
+        triage.remove_group,
+        name="remove-group",
+    ),
+    path("api/queues/<bullpen_name:queue>/workers/", triage.workers_api, name="api-workers"),
     path("api/queues/", api.queues_list, name="api-queues"),
     path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
     path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),

@@ -12,6 +12,7 @@ from dashboard.access import is_read_only
 from dashboard.guards import page_view
 from dashboard.params import page_params
 from dashboard.serializers import queue_json
+from queues.alerts import evaluate
 from queues.conf import get_config
 from queues.counts import summaries, summary
 from queues.detail import job_detail
@@ -20,6 +21,7 @@ from queues.errors import QueueNotFound
 from queues.job_fields import job_duration_ms
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
+from queues.recent import finished_since
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
 STATE_TABS = [s for s in STATES if s != "paused"]
@@ -28,12 +30,17 @@ PAGE_SIZES = (10, 20, 50, 100, 300)
 
 @page_view
 async def overview(request: HttpRequest) -> HttpResponse:
-    queues = [queue_json(s) for s in await summaries()]
+    found = await summaries()
+    queues = [queue_json(s) for s in found]
+    recent = await finished_since([s.ref for s in found], 3600)
+    alerts = {
+        s.ref.slug: [a.as_json() for a in evaluate(s, recent[s.ref]["failed"])] for s in found
+    }
     totals = {state: sum(q["counts"][state] for q in queues) for state in STATES}
     return render(
         request,
         "bullpen/overview.html",
-        {"queues": queues, "states": STATE_TABS, "totals": totals},
+        {"queues": queues, "states": STATE_TABS, "totals": totals, "alerts": alerts},
     )
 
 

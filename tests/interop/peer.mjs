@@ -404,7 +404,8 @@ async function work(flags) {
           await job.log(`working on ${job.id}`);
         }
         if (fail) {
-          throw new Error(`job ${job.id} failed on purpose`);
+          // --fail: the job's own data.error message if it has one (for mixed failures).
+          throw new Error(job.data?.error ?? `job ${job.id} failed on purpose`);
         }
         if (progress) {
           await job.updateProgress({ pct: 100, stage: 'done' });

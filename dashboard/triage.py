@@ -1,0 +1,126 @@
+"""Triage: find a job by id, failure groups, workers, alerts (API routes and page fragments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from dashboard.actions_api import params, queue_ref
+from dashboard.guards import api_view, mutation_view, page_view
+from queues.actions import job_actions
+from queues.actions.result import ActionResult
+from queues.alerts import evaluate
+from queues.counts import summaries
+from queues.errors import BadParameter, BullpenError
+from queues.failure_groups import failure_groups
+from queues.find import find_job
+from queues.keys import QueueRef
+from queues.recent import finished_since
+from queues.workers import list_workers
+
+
+async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
+    found = await summaries()
+    recent = await finished_since([s.ref for s in found], 3600)
+    return {s.ref.slug: [a.as_json() for a in evaluate(s, recent[s.ref]["failed"])] for s in found}
+
+
+# ---- API ------------------------------------------------------------------------------------
+
+
+@api_view
+async def find_api(request: HttpRequest) -> JsonResponse:
+    job_id = request.GET.get("id", "")
+    matches = await find_job(job_id)
+    return JsonResponse(
+        {
+            "id": job_id,
+            "matches": [
+                {"queue": ref.slug, "url": reverse("bullpen:job", args=[ref.slug, job_id])}
+                for ref in matches
+            ],
+        }
+    )
+
+
+@api_view
+async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
+    budget = request.GET.get("budget")
+    report = await failure_groups(await queue_ref(queue), int(budget) if budget else None)
+    return JsonResponse(report.as_json())
+
+
+@api_view
+async def workers_api(request: HttpRequest, queue: str) -> JsonResponse:
+    workers = await list_workers([await queue_ref(queue)])
+    return JsonResponse({"workers": [w.as_json() for w in workers]})
+
+
+@api_view
+async def alerts_api(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"alerts": await alerts_by_queue()})
+
+
+async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
+    if not signature:
+        raise BadParameter("signature is required")
+    report = await failure_groups(ref)
+    group = next((g for g in report.groups if g.signature == signature), None)
+    if group is None:
+        raise BadParameter("No failure group with that signature (it may have been retried)")
+    return group.job_ids
+
+
+async def _each(ref: QueueRef, ids: list[str], action: str, act: Any) -> ActionResult:
+    done, errors = [], {}
+    for job_id in ids:
+        try:
+            await act(ref, job_id)
+            done.append(job_id)
+        except BullpenError as error:
+            errors[job_id] = str(error)
+    return ActionResult(
+        action, ref.slug, done, len(done), {"errors": dict(list(errors.items())[:50])}
+    )
+
+
+@mutation_view("retry-group")
+async def retry_group(request: HttpRequest, queue: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    ids = await _group_ids(ref, str(params(request).get("signature") or ""))
+    return await _each(ref, ids, "retry-group", job_actions.retry_job)
+
+
+@mutation_view("remove-group")
+async def remove_group(request: HttpRequest, queue: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    ids = await _group_ids(ref, str(params(request).get("signature") or ""))
+    return await _each(ref, ids, "remove-group", job_actions.remove_job)
+
+
+# ---- pages ----------------------------------------------------------------------------------
+
+
+@page_view
+async def find_page(request: HttpRequest) -> HttpResponse:
+    job_id = request.GET.get("id", "").strip()
+    matches = await find_job(job_id) if job_id else []
+    if len(matches) == 1:
+        return HttpResponseRedirect(reverse("bullpen:job", args=[matches[0].slug, job_id]))
+    return render(request, "bullpen/find.html", {"job_id": job_id, "matches": matches})
+
+
+@page_view
+async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
+    ref = await queue_ref(queue)
+    report = await failure_groups(ref)
+    return render(request, "bullpen/_groups.html", {"report": report, "queue": {"slug": ref.slug}})
+
+
+@page_view
+async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
+    workers = await list_workers([await queue_ref(queue)])
+    return render(request, "bullpen/_workers.html", {"workers": workers})

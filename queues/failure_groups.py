@@ -1,0 +1,150 @@
+"""Failed jobs grouped by what went wrong: the failed reason with ids, numbers and hex made
+generic, plus the top stack frame.
+
+Reads the newest ``budget`` failed jobs (default 10,000), 500 per Redis call so that no call
+blocks Redis for long, with stack traces cut to their first kilobyte inside Redis.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from queues import fastpipe
+from queues.conf import get_config
+from queues.connection import get_client
+from queues.discovery import known
+from queues.errors import QueueNotFound
+from queues.jsontext import loads
+from queues.keys import QueueRef
+from queues.redis_errors import translate_redis_errors
+from queues.scripts import script
+
+_CHUNK = 500
+_FIELDS = ("failedReason", "stacktrace", "name")
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_HEX = re.compile(r"\b(?:0x)?[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b0x[0-9a-f]+\b", re.I)
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_QUOTED = re.compile(r"(['\"]).{0,200}?\1")
+_JS_FRAME = re.compile(r"\n\s+at ([^\n]+)")
+_PY_FRAME = re.compile(r'File "([^"]+)", line \d+, in ([^\n]+)')
+
+
+def normalise(text: str) -> str:
+    text = _UUID.sub("<uuid>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _IP.sub("<ip>", text)
+    text = _NUMBER.sub("<n>", text)
+    return _QUOTED.sub(r"\1…\1", text).strip()
+
+
+def top_frame(stacktrace_text: str | None) -> str:
+    """The innermost frame we can see of the first recorded attempt (the text may be cut)."""
+    if not stacktrace_text:
+        return ""
+    try:
+        decoded = loads(stacktrace_text)
+        text = decoded[-1] if isinstance(decoded, list) and decoded else str(decoded)
+    except ValueError:  # cut by the size cap: read the escaped text as it is
+        text = stacktrace_text.encode().decode("unicode_escape", "replace")
+    frames = _PY_FRAME.findall(text)
+    if frames:
+        path, function = frames[-1]
+        return f"{path.rsplit('/', 1)[-1]} in {function.strip()}"
+    js = _JS_FRAME.search(text)
+    return normalise(js.group(1)) if js else ""
+
+
+def signature(reason: str | None, stacktrace_text: str | None) -> str:
+    head = normalise(reason or "(no failed reason)")[:300]
+    frame = top_frame(stacktrace_text)
+    return f"{head} @ {frame}" if frame else head
+
+
+@dataclass
+class FailureGroup:
+    signature: str
+    reason: str
+    frame: str
+    count: int = 0
+    first_seen: int = 0
+    last_seen: int = 0
+    example_id: str = ""
+    example_reason: str = ""
+    job_ids: list[str] = field(default_factory=list)
+
+    def as_json(self, with_ids: bool = False) -> dict[str, Any]:
+        body = {
+            "signature": self.signature,
+            "reason": self.reason,
+            "frame": self.frame,
+            "count": self.count,
+            "firstSeen": self.first_seen,
+            "lastSeen": self.last_seen,
+            "exampleId": self.example_id,
+            "exampleReason": self.example_reason,
+        }
+        if with_ids:
+            body["jobIds"] = self.job_ids
+        return body
+
+
+@dataclass
+class GroupReport:
+    groups: list[FailureGroup]
+    scanned: int
+    total_failed: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "groups": [g.as_json() for g in self.groups],
+            "scanned": self.scanned,
+            "totalFailed": self.total_failed,
+            "complete": self.scanned >= self.total_failed,
+        }
+
+
+async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupReport:
+    budget = int(budget or get_config().get("FAILURE_GROUP_BUDGET", 10_000))
+    redis = get_client()
+    reader = script(redis, "read_jobs")
+    async with translate_redis_errors():
+        if not await known(ref):
+            raise QueueNotFound(f"Unknown queue {ref.slug!r}")
+        scored: list[tuple[str, float]] = await redis.zrevrange(  # type: ignore[assignment]
+            ref.key("failed"), 0, budget - 1, withscores=True
+        )
+        total = int(await redis.zcard(ref.key("failed")))
+        groups: dict[str, FailureGroup] = {}
+        for start in range(0, len(scored), _CHUNK):
+            chunk = scored[start : start + _CHUNK]
+            keys = [ref.job_key(job_id) for job_id, _ in chunk]
+            command = ("EVALSHA", reader.sha, len(keys), *keys, 1024, *_FIELDS)
+            (replies,) = await fastpipe.execute(redis, [command])
+            if isinstance(replies, Exception) and "NOSCRIPT" in str(replies):
+                await redis.script_load(reader.script)
+                (replies,) = await fastpipe.execute(redis, [command])
+            if isinstance(replies, Exception):
+                raise replies
+            reply_rows: list[tuple[list[str | None], list[Any]]] = replies
+            for (job_id, finished), (values, _cut) in zip(chunk, reply_rows, strict=True):
+                if not values or all(value is None for value in values):
+                    continue  # removed since its id was read
+                reason, stack, _name = values
+                key = signature(reason, stack)
+                group = groups.get(key)
+                if group is None:
+                    head, _, frame = key.partition(" @ ")
+                    group = groups[key] = FailureGroup(key, head, frame, first_seen=int(finished))
+                group.count += 1
+                finished_ms = int(finished)
+                group.first_seen = min(group.first_seen, finished_ms)
+                if finished_ms >= group.last_seen:
+                    group.last_seen = finished_ms
+                    group.example_id = job_id
+                    group.example_reason = (reason or "")[:500]
+                group.job_ids.append(job_id)
+    ordered = sorted(groups.values(), key=lambda g: (-g.count, -g.last_seen))
+    return GroupReport(ordered, len(scored), total)

@@ -1,0 +1,30 @@
+"""Jobs finished in a recent window, counted from the finished sets' scores (finishedOn)."""
+
+from __future__ import annotations
+
+import time
+
+from queues import fastpipe
+from queues.connection import get_client
+from queues.keys import QueueRef
+from queues.redis_errors import translate_redis_errors
+
+
+async def finished_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dict[str, int]]:
+    """Completed and failed jobs per queue over the last ``seconds`` (one round trip). Counts
+    only what the queue keeps: removeOnComplete / removeOnFail trim these sets."""
+    since = int(time.time() * 1000) - seconds * 1000
+    commands = []
+    for ref in refs:
+        commands.append(("ZCOUNT", ref.key("completed"), since, "+inf"))
+        commands.append(("ZCOUNT", ref.key("failed"), since, "+inf"))
+    async with translate_redis_errors():
+        replies = await fastpipe.execute(get_client(), commands)
+    result = {}
+    for index, ref in enumerate(refs):
+        completed, failed = replies[2 * index], replies[2 * index + 1]
+        result[ref] = {
+            "completed": completed if isinstance(completed, int) else 0,
+            "failed": failed if isinstance(failed, int) else 0,
+        }
+    return result

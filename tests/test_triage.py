@@ -1,0 +1,190 @@
+"""Triage: find a job by id, failure groups, workers of both libraries, alerts, /metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from bullmq import Worker
+from django.test import AsyncClient, override_settings
+from prometheus_client.parser import text_string_to_metric_families
+
+from queues.failure_groups import normalise, signature
+from tests.conftest import Peer
+from tests.redis_server import RedisServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
+
+
+@pytest.fixture
+def scenario(peer: Peer) -> dict[str, Any]:
+    return peer("scenario", "--queue", "shop")
+
+
+async def test_find_a_job_by_id_anywhere(
+    client: AsyncClient, peer: Peer, scenario: dict[str, Any]
+) -> None:
+    body = (await client.get("/queues/api/find/?id=order-42")).json()
+    assert body["matches"] == [{"queue": "shop", "url": "/queues/q/shop/jobs/order-42/"}]
+    page = await client.get("/queues/find/?id=order-42")
+    assert page.status_code == 302 and page["Location"] == "/queues/q/shop/jobs/order-42/"
+    # Job "1" exists in two queues: the page lists both.
+    many = await client.get("/queues/find/?id=1")
+    html = many.content.decode()
+    assert many.status_code == 200
+    assert (
+        'href="/queues/q/shop/jobs/1/"' in html and 'href="/queues/q/shop-paused/jobs/1/"' in html
+    )
+    none = await client.get("/queues/find/?id=meta")
+    assert 'data-testid="find-none"' in none.content.decode()
+
+
+def test_signatures_ignore_ids_numbers_and_hex() -> None:
+    assert normalise("user 42 not found (req 9f86d081884c7d65)") == "user <n> not found (req <hex>)"
+    a = signature(
+        "timeout after 3000 ms", '["Error: timeout after 3000 ms\\n    at call (/app/x.js:10:5)"]'
+    )
+    b = signature(
+        "timeout after 4500 ms", '["Error: timeout after 4500 ms\\n    at call (/app/x.js:10:5)"]'
+    )
+    assert a == b and a.startswith("timeout after <n> ms @ call")
+    trace = (
+        'Traceback (most recent call last):\n  File "/app/a.py", line 3, in run\n    x()\n'
+        '  File "/app/b.py", line 9, in x\nValueError: boom'
+    )
+    py = signature("boom", json.dumps([trace]))
+    assert py == "boom @ b.py in x"
+
+
+async def test_failure_groups_for_mixed_errors(
+    client: AsyncClient, peer: Peer, redis_client: Any
+) -> None:
+    errors = (
+        ["timeout after 3000 ms"] * 3
+        + ["connection refused to 10.0.0.5:5432"] * 2
+        + [
+            "user 42 not found",
+            "user 77 not found",
+            "user 1001 not found",
+            "user 9 not found",
+        ]
+    )
+    for index, message in enumerate(errors):
+        await asyncio.to_thread(
+            peer,
+            "add",
+            "--queue",
+            "mail",
+            "--name",
+            f"n{index}",
+            "--data",
+            json.dumps({"error": message}),
+        )
+    await asyncio.to_thread(
+        peer, "work", "--queue", "mail", "--count", str(len(errors)), "--fail", "--concurrency", "3"
+    )
+    body = (await client.get("/queues/api/queues/mail/failure-groups/")).json()
+    counts = {g["reason"]: g["count"] for g in body["groups"]}
+    assert counts == {
+        "user <n> not found": 4,
+        "timeout after <n> ms": 3,
+        "connection refused to <ip>:<n>": 2,
+    }
+    assert body["complete"] and body["scanned"] == len(errors)
+    biggest = body["groups"][0]
+    assert biggest["firstSeen"] <= biggest["lastSeen"]
+    assert redis_client.hget(f"bull:mail:{biggest['exampleId']}", "failedReason").endswith(
+        "not found"
+    )
+    page = (await client.get("/queues/q/mail/groups/")).content.decode()
+    assert page.count('data-testid="retry-group"') == 3
+
+    retried = await client.post(
+        "/queues/api/queues/mail/failure-groups/retry/",
+        {"signature": biggest["signature"]},
+        headers=AUTH,
+    )
+    assert retried.status_code == 200 and retried.json()["count"] == 4
+    assert redis_client.zcard("bull:mail:failed") == 5
+    assert redis_client.llen("bull:mail:wait") == 4
+
+
+async def test_workers_of_both_libraries(
+    client: AsyncClient, peer: Peer, redis_server: RedisServer
+) -> None:
+    # A delayed job makes the queue exist while both workers wait, idle.
+    await asyncio.to_thread(
+        peer,
+        "add",
+        "--queue",
+        "jobs",
+        "--name",
+        "later",
+        "--data",
+        "{}",
+        "--opts",
+        '{"delay": 3600000}',
+    )
+    node = asyncio.create_task(
+        asyncio.to_thread(peer, "work", "--queue", "jobs", "--count", "1", "--timeout-ms", "20000")
+    )
+    connection = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+    python = Worker(
+        "jobs", lambda job, token: asyncio.sleep(0), {"connection": connection, "name": "py-1"}
+    )
+    try:
+        for _ in range(50):
+            workers = (await client.get("/queues/api/queues/jobs/workers/")).json()["workers"]
+            if {w["library"] for w in workers} == {"node", "python"}:
+                break
+            await asyncio.sleep(0.2)
+        assert {w["library"] for w in workers} == {"node", "python"}
+        assert any(w["name"] == "py-1" for w in workers)
+        assert all(w["addr"].startswith("127.0.0.1:") for w in workers)
+        html = (await client.get("/queues/q/jobs/workers/")).content.decode()
+        assert "node" in html and "python" in html
+    finally:
+        await python.close()
+        await connection.aclose()
+        await asyncio.to_thread(peer, "add", "--queue", "jobs", "--name", "m", "--data", "{}")
+        await node
+
+
+async def test_alerts_and_metrics(
+    client: AsyncClient, peer: Peer, redis_client: Any, bullpen_settings: dict[str, Any]
+) -> None:
+    for index in range(3):
+        await asyncio.to_thread(
+            peer, "add", "--queue", "busy", "--name", f"n{index}", "--data", "{}"
+        )
+    config = {**bullpen_settings, "ALERTS": {"waiting": 2}, "METRICS_TOKEN": "t0ken"}
+    with override_settings(BULLPEN=config):
+        alerts = (await client.get("/queues/api/alerts/")).json()["alerts"]
+        assert alerts["busy"] == [{"rule": "waiting", "value": 3, "threshold": 2}]
+        overview = (await client.get("/queues/")).content.decode()
+        assert 'class="alerting"' in overview and 'data-rule="waiting"' in overview
+        assert (await client.get("/queues/metrics")).status_code == 401
+        wrong = await client.get("/queues/metrics", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        scrape = await client.get("/queues/metrics", headers={"Authorization": "Bearer t0ken"})
+        assert scrape.status_code == 200
+        families = {f.name: f for f in text_string_to_metric_families(scrape.content.decode())}
+        jobs = {
+            (s.labels["queue"], s.labels["state"]): s.value
+            for s in families["bullpen_queue_jobs"].samples
+        }
+        assert jobs[("busy", "waiting")] == 3
+        firing = {
+            (s.labels["queue"], s.labels["rule"]): s.value
+            for s in families["bullpen_alert"].samples
+        }
+        assert firing[("busy", "waiting")] == 1 and firing[("busy", "delayed")] == 0
+        assert families["bullpen_redis_up"].samples[0].value == 1
+    with override_settings(BULLPEN={**bullpen_settings, "METRICS_TOKEN": ""}):
+        assert (await client.get("/queues/metrics")).status_code == 404
