@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
@@ -27,7 +28,7 @@ from queues.errors import (
     RedisUnavailable,
 )
 
-View = Callable[..., Coroutine[Any, Any, HttpResponse]]
+View = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 Action = Callable[..., Coroutine[Any, Any, ActionResult]]
 
 STATUS_OF: dict[type[BullpenError], int] = {
@@ -70,7 +71,7 @@ def api_view(view: View) -> View:
     """GET-only JSON view: read check, then errors as ``{"error": ...}`` with their status."""
 
     @functools.wraps(view)
-    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method not in ("GET", "HEAD"):
             return _method_not_allowed("GET, HEAD")
         principal = await from_request(request)
@@ -89,7 +90,7 @@ def page_view(view: View) -> View:
     rendered on the error page."""
 
     @functools.wraps(view)
-    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method not in ("GET", "HEAD"):
             response = HttpResponse("Method not allowed", status=405, content_type="text/plain")
             response["Allow"] = "GET, HEAD"
@@ -129,7 +130,7 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
     def decorate(act: Action) -> View:
         @csrf_exempt  # the checks below replace Django's, so that `curl -u` works
         @functools.wraps(act)
-        async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if request.method != "POST":
                 return _method_not_allowed("POST")
             principal = await from_request(request)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from dashboard import account_views, api, metrics, triage, views
+from dashboard import account_views, api, metrics, search_api, triage, views
 from dashboard import actions_api as act
 from dashboard.converters import NameConverter
 
@@ -38,6 +38,7 @@ urlpatterns = [
         name="remove-group",
     ),
     path("api/queues/<bullpen_name:queue>/workers/", triage.workers_api, name="api-workers"),
+    path("api/queues/<bullpen_name:queue>/search/", search_api.search_api, name="api-search"),
     path("api/queues/", api.queues_list, name="api-queues"),
     path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
     path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),

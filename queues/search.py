@@ -1,0 +1,132 @@
+"""Searching one state of a queue with a bounded scan.
+
+Jobs are read ``chunk`` at a time (one range read and one capped hash read per chunk, a few
+milliseconds of Redis each), up to ``budget`` jobs per search; matches and progress are yielded
+as they come, so a caller can stream them and stop at any time.
+
+Query forms: ``name:<text>``, ``reason:<text>``, ``data.<path> = <value>`` (JSON equality, e.g.
+``data.userId = 42``), ``id:<text>``, or plain text (in the name, the data or the failed reason).
+Text matches ignore case. Data larger than ``SEARCH_FIELD_CAP`` is searched in its first part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from queues.conf import get_config
+from queues.connection import get_client
+from queues.discovery import known
+from queues.errors import BadParameter, QueueNotFound
+from queues.jsontext import loads
+from queues.keys import STATES, QueueRef
+from queues.listing import fetch_jobs
+from queues.redis_errors import translate_redis_errors
+
+_FIELD_QUERY = re.compile(r"^data((?:\.[\w-]+)+)\s*(==|=)\s*(.+)$")
+
+
+@dataclass(frozen=True)
+class Query:
+    kind: str  # "text", "name", "reason", "id", "field"
+    text: str = ""
+    path: tuple[str, ...] = ()
+    value: Any = None
+
+    def matches(self, job: dict[str, Any]) -> bool:
+        if self.kind == "field":
+            current: Any = job.get("data")
+            for part in self.path:
+                if isinstance(current, dict) and part in current:
+                    current = current[part]
+                elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+                    current = current[int(part)]
+                else:
+                    return False
+            return bool(current == self.value or str(current) == str(self.value))
+        needle = self.text
+        if self.kind == "name":
+            return needle in str(job.get("name") or "").lower()
+        if self.kind == "reason":
+            return needle in str(job.get("failedReason") or "").lower()
+        if self.kind == "id":
+            return needle in str(job.get("id")).lower()
+        data = job.get("data")
+        data_text = data if isinstance(data, str) else _compact(data)
+        return any(
+            needle in str(value).lower()
+            for value in (job.get("name") or "", data_text, job.get("failedReason") or "")
+        )
+
+
+def _compact(value: Any) -> str:
+    from queues.jsontext import dumps
+
+    return dumps(value).decode()
+
+
+def parse_query(raw: str) -> Query:
+    raw = raw.strip()
+    if not raw:
+        raise BadParameter("Type something to search for")
+    field = _FIELD_QUERY.match(raw)
+    if field:
+        path = tuple(field.group(1).strip(".").split("."))
+        text = field.group(3).strip()
+        try:
+            value = loads(text)
+        except ValueError:
+            value = text.strip("'\"")
+        return Query("field", path=path, value=value)
+    for prefix in ("name", "reason", "id"):
+        if raw.lower().startswith(prefix + ":"):
+            return Query(prefix, text=raw[len(prefix) + 1 :].strip().lower())
+    return Query("text", text=raw.lower())
+
+
+@dataclass
+class Progress:
+    scanned: int
+    total: int
+    matched: int
+    done: bool
+
+
+async def search(
+    ref: QueueRef, state: str, raw_query: str, budget: int | None = None, chunk: int = 200
+) -> AsyncIterator[dict[str, Any] | Progress]:
+    if state not in STATES:
+        raise BadParameter(f"Unknown state {state!r}")
+    query = parse_query(raw_query)
+    config = get_config()
+    budget = min(int(budget or config.get("SEARCH_BUDGET", 100_000)), 1_000_000)
+    cap = int(config.get("SEARCH_FIELD_CAP", 16384))
+    redis = get_client()
+    suffix, kind = STATES[state]
+    key = ref.key(suffix)
+    async with translate_redis_errors():
+        if not await known(ref):
+            raise QueueNotFound(f"Unknown queue {ref.slug!r}")
+        total = int(await (redis.llen(key) if kind == "list" else redis.zcard(key)))
+    limit = min(total, budget)
+    scanned = matched = 0
+    while scanned < limit:
+        end = min(scanned + chunk, limit) - 1
+        async with translate_redis_errors():
+            read = (
+                redis.lrange(key, scanned, end)
+                if kind == "list"
+                else redis.zrevrange(key, scanned, end)
+            )
+            ids: list[str] = [str(job_id) for job_id in await read]
+            jobs = await fetch_jobs(ref, ids, cap)
+        for job in jobs:
+            if query.matches(job):
+                matched += 1
+                job["state"] = state
+                yield job
+        scanned = end + 1
+        yield Progress(scanned, total, matched, done=False)
+    yield Progress(scanned, total, matched, done=True)
