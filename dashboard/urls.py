@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from dashboard import account_views, api, metrics, search_api, triage, views
+from dashboard import account_views, api, charts, metrics, search_api, triage, views
 from dashboard import actions_api as act
 from dashboard.converters import NameConverter
 
@@ -39,6 +39,10 @@ urlpatterns = [
     ),
     path("api/queues/<bullpen_name:queue>/workers/", triage.workers_api, name="api-workers"),
     path("api/queues/<bullpen_name:queue>/search/", search_api.search_api, name="api-search"),
+    path(
+        "api/queues/<bullpen_name:queue>/throughput/", charts.throughput_api, name="api-throughput"
+    ),
+    path("q/<bullpen_name:queue>/throughput/", charts.throughput_fragment, name="throughput"),
     path("api/queues/", api.queues_list, name="api-queues"),
     path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
     path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),

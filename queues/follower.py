@@ -37,6 +37,7 @@ from queues.events import QueueEvent, parse_entry
 from queues.keys import QueueRef
 from queues.lease import Lease
 from queues.listing import fetch_jobs
+from queues.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
@@ -93,6 +94,7 @@ class Follower:
         self.redis_ok: bool | None = None
         self.leader = False
         self.wake = asyncio.Event()
+        self.sampler = MinuteSampler()
         self._lease: Lease | None = None
         self._reader_client: aioredis.Redis | None = None
         self._due: dict[str, float] = {}
@@ -151,6 +153,7 @@ class Follower:
                 self.progress.setdefault(ref, {})[event.job_id] = (event.progress(), at)
             return
         self.dirty.setdefault(ref, at)
+        self.sampler.add(ref, event.event, at)
         if event.job_id:
             state = event.new_state or ("removed" if event.event == "removed" else None)
             if state:
@@ -214,6 +217,8 @@ class Follower:
         await self._flush_progress()
         await self._flush_rows()
         await self._flush_counts()
+        if self._due_now("samples", 5.0):
+            await self.sampler.flush(redis, _now_ms())
         if self.watched_jobs and self._due_now("logs", self.settings.logs_interval):
             await self._flush_logs(redis)
 

@@ -160,3 +160,31 @@ def bullpen_ws_path() -> str:
     from queues.conf import get_config
 
     return str(get_config()["WEBSOCKET_PATH"])
+
+
+@register.simple_tag
+def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> SafeString:
+    """A tiny inline SVG of completed (green) and failed (red) per minute."""
+    if not points:
+        return mark_safe("")
+    top = max(1, *(max(p["completed"], p["failed"]) for p in points))
+    step = width / max(1, len(points) - 1)
+
+    def line(key: str) -> str:
+        return " ".join(
+            f"{i * step:.1f},{height - 1 - (p[key] / top) * (height - 2):.1f}"
+            for i, p in enumerate(points)
+        )
+
+    return format_html(
+        '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
+        'aria-label="completed and failed per minute">'
+        '<polyline fill="none" stroke="#1e7b34" stroke-width="1.2" points="{}"/>'
+        '<polyline fill="none" stroke="#b3261e" stroke-width="1.2" points="{}"/></svg>',
+        width,
+        height,
+        width,
+        height,
+        line("completed"),
+        line("failed"),
+    )
