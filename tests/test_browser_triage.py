@@ -61,6 +61,25 @@ async def test_from_failure_count_to_retrying_one_group(
         await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("3")
         await expect(groups).to_have_count(2)
         await page.screenshot(path=tmp_path / "3-after-retry.png", full_page=True)
+
+        # A new kind of failure arrives while the page is open: its group appears, no reload.
+        await page.evaluate("window.bullpenNoReload = true")
+        await asyncio.sleep(1.5)  # the page's watch reaches the live follower
+        await asyncio.to_thread(
+            peer,
+            "add",
+            "--queue",
+            "email",
+            "--name",
+            "send-new",
+            "--data",
+            json.dumps({"error": "disk full on /var/spool"}),
+        )
+        await asyncio.to_thread(peer, "work", "--queue", "email", "--count", "5", "--fail")
+        await expect(groups).to_have_count(4, timeout=20000)  # SMTP is back, disk full is new
+        await expect(page.locator('[data-testid="failure-groups"]')).to_contain_text("disk full")
+        assert await page.evaluate("window.bullpenNoReload === true")
+        await page.screenshot(path=tmp_path / "4-new-group-live.png", full_page=True)
         await browser.close()
-    assert redis_client.zcard("bull:email:failed") == 3
-    assert redis_client.llen("bull:email:wait") == 4
+    # The 4 retried jobs failed again with the new job: 3 + 4 + 1 failed now.
+    assert redis_client.zcard("bull:email:failed") == 8

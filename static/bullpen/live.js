@@ -94,6 +94,8 @@
         if (count && count.textContent !== String(queue.counts[state])) {
           count.textContent = queue.counts[state];
           flash(count);
+          // Failure groups re-read themselves (throttled) when failures come or go.
+          if (state === "failed") document.body.dispatchEvent(new CustomEvent("bullpen-failed-changed"));
         }
         var total = document.querySelector('.total[data-state="' + state + '"]');
         if (total) total.textContent = queue.counts[state];
