@@ -78,7 +78,13 @@ if os.environ.get("CHANNEL_LAYER_URL"):
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            # A page that falls behind drops messages past this many; live pages get a few a second.
+            "CONFIG": {"capacity": 1000},
+        }
+    }
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -19,6 +19,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.groups_joined: set[str] = set()
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
+        self.overview = False
         if not await allows(read_check(), await from_scope(self.scope)):
             await self.close(code=4403)
             return
@@ -43,6 +44,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         follower = live.ensure_started()
         if watch == "overview":
             await self._join(("overview",))
+            if not self.overview:
+                self.overview = True
+                interest.local.watch_overview()
         elif watch == "queue" and isinstance(content.get("queue"), str):
             slug = content["queue"]
             await self._join(("overview",))  # tab counts come with the overview's
@@ -74,7 +78,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def live_message(self, event: dict[str, Any]) -> None:
-        await self.send_json(event["message"])
+        try:
+            await self.send_json(event["message"])
+        except Exception:  # the socket closed under us: stop watching now, not never
+            await self._unwatch_all()
+            raise
 
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = live.group_name(topic)
@@ -87,7 +95,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             interest.local.unwatch_queue(slug)
         for key in getattr(self, "jobs", set()):
             interest.local.unwatch_job(*key)
-        self.queues, self.jobs = set(), set()
+        if getattr(self, "overview", False):
+            interest.local.unwatch_overview()
+        self.queues, self.jobs, self.overview = set(), set(), False
         status = live.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):
             if group != status:

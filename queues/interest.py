@@ -24,7 +24,20 @@ STALE_MS = 15_000
 class Interest:
     queues: Counter[str] = field(default_factory=Counter)
     jobs: Counter[JobKey] = field(default_factory=Counter)
+    overview: int = 0
     changed: bool = True
+
+    def watch_overview(self) -> None:
+        self.overview += 1
+        self.changed = self.changed or self.overview == 1
+
+    def unwatch_overview(self) -> None:
+        self.overview = max(0, self.overview - 1)
+        self.changed = self.changed or self.overview == 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.queues or self.jobs or self.overview)
 
     def watch_queue(self, slug: str) -> None:
         self.queues[slug] += 1
@@ -66,12 +79,13 @@ async def publish(redis: aioredis.Redis, key: str, owner: str, interest: Interes
     interest.changed = False
 
 
-async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKey]]:
+async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKey], bool]:
     """The union of every live process's interest; dead processes' entries are dropped."""
     entries = await redis.hgetall(key)
     now = int(time.time() * 1000)
     queues: set[str] = set()
     jobs: set[JobKey] = set()
+    overview = False
     stale = []
     for owner, raw in entries.items():
         try:
@@ -80,9 +94,10 @@ async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKe
                 stale.append(owner)
                 continue
             queues.update(entry["queues"])
+            overview = overview or bool(entry.get("overview"))
             jobs.update((slug, job_id) for slug, job_id in entry["jobs"])
         except (ValueError, KeyError, TypeError):
             stale.append(owner)
     if stale:
         await redis.hdel(key, *stale)
-    return queues, jobs
+    return queues, jobs, overview

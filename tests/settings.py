@@ -55,7 +55,13 @@ DATABASES = {
         "NAME": os.environ.get("BULLPEN_TEST_DB", ":memory:"),
     }
 }
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels.layers.InMemoryChannelLayer",
+        # A page that falls behind drops messages past this many; live pages get a few a second.
+        "CONFIG": {"capacity": 1000},
+    }
+}
 if os.environ.get("BULLPEN_TEST_CHANNEL_LAYER_URL"):  # several server processes
     CHANNEL_LAYERS = {
         "default": {

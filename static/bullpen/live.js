@@ -272,6 +272,11 @@
         if (existing) existing.remove();
         return;
       }
+      if (job.partial) {
+        // A state change sent without the job's fields: count it, do not draw it.
+        if (!existing) newHidden += 1;
+        return;
+      }
       if (existing) {
         existing.replaceWith(buildRow(table, job));
         return;
