@@ -61,7 +61,7 @@ class LiveSettings:
     read_pause: float = 0.1
     # Rows of a watched queue: read at most this often, at most rows_read hashes each time;
     # other state changes go out without their hash (the page moves or drops those rows).
-    rows_interval: float = 0.5
+    rows_interval: float = 0.2
     rows_read: int = 10
     full_refresh: float = 10.0
     logs_interval: float = 1.0
@@ -386,7 +386,7 @@ class Follower:
                 del self.changed_jobs[ref]
                 continue
             if not for_jobs and now - self.rows_read_at.get(ref, 0) < self.settings.rows_interval:
-                continue  # let changes gather: a busy queue is read twice a second at most
+                continue  # let changes gather: a busy queue is read 5 times a second at most
             del self.changed_jobs[ref]
             self.rows_read_at[ref] = now
             # Read the newest changes (and every watched job); the rest go out state-only.
