@@ -116,6 +116,9 @@ BULLPEN = {
     "BASIC_AUTH_PLAIN": {_username: _password} if _username and _password else {},
 }
 
+# Reads are open on purpose in the standalone site (acting needs the credentials).
+SILENCED_SYSTEM_CHECKS = ["bullpen.W012"]
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

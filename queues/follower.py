@@ -68,7 +68,6 @@ class LiveSettings:
     interest_interval: float = 1.0
     block_ms: int = 1000
     lease_ttl_ms: int = 5000
-    row_batch: int = 100
 
     @classmethod
     def from_config(cls) -> LiveSettings:

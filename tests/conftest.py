@@ -117,7 +117,10 @@ def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = 
     # The server writes the audit log: give it a database of its own, migrated.
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=ROOT, env=env, check=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=120,
     )
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -54,7 +54,10 @@ async def test_retry_failed_job_then_node_completes_it(
     assert redis_client.zscore("bull:shop:completed", job_id) is not None
     entry = await AuditEntry.objects.aget(action="retry")
     assert (entry.username, entry.queue, entry.job_ids, entry.result) == (
-        "operator", "shop", [job_id], "ok"
+        "operator",
+        "shop",
+        [job_id],
+        "ok",
     )
 
 
@@ -84,8 +87,20 @@ async def test_promote_one_and_all_then_node_runs_them(
     client: AsyncClient, peer: Peer, redis_client: Any
 ) -> None:
     ids = [
-        (await node(peer, "add", "--queue", "later", "--name", f"r{i}", "--data", "{}",
-                    "--opts", '{"delay": 3600000}'))["id"]
+        (
+            await node(
+                peer,
+                "add",
+                "--queue",
+                "later",
+                "--name",
+                f"r{i}",
+                "--data",
+                "{}",
+                "--opts",
+                '{"delay": 3600000}',
+            )
+        )["id"]
         for i in range(3)
     ]
     await ok(client, f"queues/later/jobs/{ids[0]}/promote/")
@@ -115,9 +130,7 @@ async def test_retry_all_in_batches_with_progress(
     assert bad.status_code == 400
 
 
-async def test_clean_pause_resume_empty(
-    client: AsyncClient, peer: Peer, redis_client: Any
-) -> None:
+async def test_clean_pause_resume_empty(client: AsyncClient, peer: Peer, redis_client: Any) -> None:
     for i in range(4):
         await node(peer, "add", "--queue", "ops", "--name", f"n{i}", "--data", "{}")
     await node(peer, "work", "--queue", "ops", "--count", "4")
@@ -136,8 +149,9 @@ async def test_clean_pause_resume_empty(
 
     for i in range(3):
         await node(peer, "add", "--queue", "ops", "--name", f"e{i}", "--data", "{}")
-    await node(peer, "add", "--queue", "ops", "--name", "d", "--data", "{}",
-               "--opts", '{"delay": 60000}')
+    await node(
+        peer, "add", "--queue", "ops", "--name", "d", "--data", "{}", "--opts", '{"delay": 60000}'
+    )
     body = await ok(client, "queues/ops/empty/")
     assert body["count"] == 4
     assert redis_client.llen("bull:ops:wait") == 0 and redis_client.zcard("bull:ops:delayed") == 0
@@ -166,8 +180,11 @@ async def test_update_duplicate_priority_add(
     assert redis_client.hget(f"bull:edit:{copy}", "data") == '{"a":2,"b":"<x>"}'
     await ok(client, f"queues/edit/jobs/{copy}/priority/", {"priority": "5"})
     assert redis_client.zscore("bull:edit:prioritized", copy) is not None
-    added = await ok(client, "queues/edit/add/", {"name": "from-form", "data": '{"x": true}',
-                                                 "opts": '{"attempts": 2}'})
+    added = await ok(
+        client,
+        "queues/edit/add/",
+        {"name": "from-form", "data": '{"x": true}', "opts": '{"attempts": 2}'},
+    )
     new_id = added["jobIds"][0]
     assert redis_client.hget(f"bull:edit:{new_id}", "name") == "from-form"
     bad = await post(client, "queues/edit/add/", {"name": "x", "opts": '{"repeat": {}}'})
@@ -187,24 +204,42 @@ async def test_bulk_and_all_queues(
     assert body["count"] == 2
     body = await ok(client, "pause-all/")
     assert body["count"] == 3
-    assert all(redis_client.hget(f"bull:{q}:meta", "paused") == "1"
-               for q in ("shop", "shop-children", "shop-paused"))
+    assert all(
+        redis_client.hget(f"bull:{q}:meta", "paused") == "1"
+        for q in ("shop", "shop-children", "shop-paused")
+    )
     await ok(client, "resume-all/")
     assert not any(redis_client.hget(f"bull:{q}:meta", "paused") for q in ("shop", "shop-paused"))
 
 
 MUTATIONS = [
-    "queues/shop/jobs/3/retry/", "queues/shop/jobs/3/remove/", "queues/shop/jobs/14/promote/",
-    "queues/shop/jobs/3/data/", "queues/shop/jobs/3/duplicate/", "queues/shop/jobs/6/priority/",
-    "queues/shop/retry/", "queues/shop/promote/", "queues/shop/clean/", "queues/shop/pause/",
-    "queues/shop/resume/", "queues/shop/empty/", "queues/shop/obliterate/", "queues/shop/add/",
-    "queues/shop/bulk/", "queues/shop/schedulers/s1/remove/", "pause-all/", "resume-all/",
+    "queues/shop/jobs/3/retry/",
+    "queues/shop/jobs/3/remove/",
+    "queues/shop/jobs/14/promote/",
+    "queues/shop/jobs/3/data/",
+    "queues/shop/jobs/3/duplicate/",
+    "queues/shop/jobs/6/priority/",
+    "queues/shop/retry/",
+    "queues/shop/promote/",
+    "queues/shop/clean/",
+    "queues/shop/pause/",
+    "queues/shop/resume/",
+    "queues/shop/empty/",
+    "queues/shop/obliterate/",
+    "queues/shop/add/",
+    "queues/shop/bulk/",
+    "queues/shop/schedulers/s1/remove/",
+    "pause-all/",
+    "resume-all/",
 ]
 
 
 @pytest.mark.parametrize("path", MUTATIONS)
 async def test_every_mutation_is_guarded(
-    client: AsyncClient, scenario: dict[str, Any], path: str, bullpen_settings: dict[str, Any],
+    client: AsyncClient,
+    scenario: dict[str, Any],
+    path: str,
+    bullpen_settings: dict[str, Any],
     redis_client: Any,
 ) -> None:
     from django.test import override_settings
@@ -214,8 +249,9 @@ async def test_every_mutation_is_guarded(
     anonymous = await client.post(url)
     assert anonymous.status_code == 401
     assert anonymous["WWW-Authenticate"].startswith("Basic")
-    wrong = await client.post(url, headers={"Authorization": "Basic " + base64.b64encode(
-        b"operator:guess").decode()})
+    wrong = await client.post(
+        url, headers={"Authorization": "Basic " + base64.b64encode(b"operator:guess").decode()}
+    )
     assert wrong.status_code == 401
     get = await client.get(url, headers=AUTH)
     assert get.status_code == 405
@@ -230,9 +266,13 @@ async def test_every_mutation_is_guarded(
     refusals = [e async for e in AuditEntry.objects.filter(status=403)]
     assert len(refusals) == 3 and all(e.username == "operator" for e in refusals)
     if "/jobs/" in path:
-        missing = await client.post(url.replace("/jobs/3/", "/jobs/404/").replace(
-            "/jobs/14/", "/jobs/404/").replace("/jobs/6/", "/jobs/404/"), {"data": "{}",
-            "priority": "1"}, headers=AUTH)
+        missing = await client.post(
+            url.replace("/jobs/3/", "/jobs/404/")
+            .replace("/jobs/14/", "/jobs/404/")
+            .replace("/jobs/6/", "/jobs/404/"),
+            {"data": "{}", "priority": "1"},
+            headers=AUTH,
+        )
         assert missing.status_code == 404
 
 

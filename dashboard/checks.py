@@ -1,0 +1,381 @@
+"""System checks: what a site that mounts Bullpen forgot, said by ``manage.py check``.
+
+Registered by ``DashboardConfig.ready``. Ids: ``bullpen.E…`` stop ``runserver`` and ``migrate``;
+``bullpen.W…`` are printed. Silence one with ``SILENCED_SYSTEM_CHECKS`` when it is intended.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from django.apps import apps
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Warning, register
+from django.utils.module_loading import import_string
+
+from queues import conf
+
+TAG = "bullpen"
+DEFAULT_READER = "dashboard.access.staff_or_basic_reader"
+DEFAULT_OPERATOR = "dashboard.access.staff_or_basic_operator"
+OPEN_READS = "dashboard.access.anyone"
+_PROBE_TIMEOUT = 1.0  # seconds: a check must not hold up manage.py for long
+
+
+def _config() -> dict[str, Any] | None:
+    """The merged settings, or None when they are unusable (``check_settings`` says why)."""
+    if any(p.code.startswith("E") for p in conf.problems()):
+        return None
+    return conf.get_config()
+
+
+@register(TAG)
+def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    found: list[CheckMessage] = []
+    for problem in conf.problems():
+        kind = Error if problem.code.startswith("E") else Warning
+        found.append(kind(problem.message, hint=problem.hint or None, id=f"bullpen.{problem.code}"))
+    config = _config()
+    if config is not None:
+        found += _live_keys(config)
+    return found
+
+
+def _live_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
+    from queues.follower import LiveSettings
+
+    valid = sorted(LiveSettings.__dataclass_fields__)
+    unknown = sorted(set(config["LIVE"]) - set(valid), key=str)
+    if not unknown:
+        return []
+    return [
+        Warning(
+            f"Unknown BULLPEN['LIVE'] settings {unknown!r}; they are ignored.",
+            hint="Valid LIVE settings: " + ", ".join(valid) + ".",
+            id="bullpen.W013",
+        )
+    ]
+
+
+@register(TAG)
+def check_installed_apps(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    found: list[CheckMessage] = []
+    if importlib.util.find_spec("channels") is None:
+        found.append(
+            Error(
+                "Channels is not installed: Bullpen's live updates are a Channels websocket.",
+                hint="pip install channels daphne (both are dependencies of bullpen).",
+                id="bullpen.E001",
+            )
+        )
+    missing = [name for name in ("daphne", "channels") if not apps.is_installed(name)]
+    if missing:
+        found.append(
+            Warning(
+                f"{' and '.join(repr(m) for m in missing)} not in INSTALLED_APPS: "
+                "'manage.py runserver' serves no websockets, so pages never go live.",
+                hint='Add "daphne" first in INSTALLED_APPS, and "channels".',
+                id="bullpen.W001",
+            )
+        )
+    names = [config.name for config in apps.get_app_configs()]
+    if "daphne" in names and "django.contrib.staticfiles" in names:
+        if names.index("daphne") > names.index("django.contrib.staticfiles"):
+            found.append(
+                Warning(
+                    "'daphne' comes after 'django.contrib.staticfiles' in INSTALLED_APPS: "
+                    "runserver is staticfiles' own, without websockets.",
+                    hint='Move "daphne" before "django.contrib.staticfiles".',
+                    id="bullpen.W002",
+                )
+            )
+    if not apps.is_installed("queues"):
+        found.append(
+            Warning(
+                "'dashboard' is installed without 'queues': Bullpen's queue layer has no app "
+                "(no runqueueworker command, no checks of its own).",
+                hint='Add "queues" to INSTALLED_APPS next to "dashboard".',
+                id="bullpen.W003",
+            )
+        )
+    if not apps.is_installed("django_htmx"):
+        found.append(
+            Error(
+                "'django_htmx' is not in INSTALLED_APPS: Bullpen's pages load its template "
+                "tags and script, and fail to render without it.",
+                hint='Add "django_htmx" to INSTALLED_APPS (it is a dependency of bullpen).',
+                id="bullpen.E003",
+            )
+        )
+    return found
+
+
+@register(TAG)
+def check_websocket_route(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    dotted = getattr(settings, "ASGI_APPLICATION", None)
+    if not dotted:
+        return [
+            Error(
+                "ASGI_APPLICATION is not set: Bullpen's live updates need an ASGI application "
+                "that routes websockets.",
+                hint=_ROUTE_HINT,
+                id="bullpen.E004",
+            )
+        ]
+    if importlib.util.find_spec("channels") is None:
+        return []  # bullpen.E001 says it
+    try:
+        application = import_string(dotted)
+    except Exception as error:  # whatever the site's asgi.py raises, the check reports it
+        return [
+            Error(
+                f"ASGI_APPLICATION {dotted!r} cannot be imported: {error}",
+                hint="Fix the import; ASGI_APPLICATION is '<module>.<variable>'.",
+                id="bullpen.E005",
+            )
+        ]
+    from dashboard.routing import find_live_routes
+
+    search = find_live_routes(application)
+    if not search.routes:
+        if search.opaque:
+            return [
+                Warning(
+                    f"No websocket route to Bullpen found in {dotted!r}; the search could not "
+                    f"look inside {', '.join(sorted(set(search.opaque)))}.",
+                    hint=_ROUTE_HINT + " Silence bullpen.W004 if the route is there.",
+                    id="bullpen.W004",
+                )
+            ]
+        return [
+            Error(
+                f"{dotted!r} has no websocket route to Bullpen: pages cannot go live.",
+                hint=_ROUTE_HINT,
+                id="bullpen.E006",
+            )
+        ]
+    return _route_problems(search.routes)
+
+
+_ROUTE_HINT = (
+    "In asgi.py: application = ProtocolTypeRouter({'http': get_asgi_application(), "
+    "'websocket': AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter("
+    "[dashboard.routing.websocket_route()])))}), and "
+    "ASGI_APPLICATION = '<project>.asgi.application'."
+)
+
+
+def _route_problems(routes: list[Any]) -> list[CheckMessage]:
+    from channels.auth import AuthMiddleware
+    from channels.security.websocket import OriginValidator
+
+    found: list[CheckMessage] = []
+    config = _config()
+    wanted = str(config["WEBSOCKET_PATH"]) if config else None
+    paths = [route.path for route in routes]
+    if wanted and None not in paths and wanted not in paths:
+        found.append(
+            Warning(
+                f"Bullpen's pages connect to {wanted!r} (WEBSOCKET_PATH), but the websocket "
+                f"route is at {', '.join(repr(p) for p in paths)}.",
+                hint="Route it with dashboard.routing.websocket_route(), which follows "
+                "WEBSOCKET_PATH, or set WEBSOCKET_PATH to the route's path.",
+                id="bullpen.W005",
+            )
+        )
+
+    def wrapped(kind: type) -> bool:
+        return any(isinstance(w, kind) for route in routes for w in route.wrappers)
+
+    if config and config["READ_ACCESS"] != OPEN_READS and not wrapped(AuthMiddleware):
+        found.append(
+            Warning(
+                "Bullpen's websocket route is not behind Channels' AuthMiddleware: signed-in "
+                "users are anonymous there and their pages are refused live updates.",
+                hint="Wrap the websocket router in channels.auth.AuthMiddlewareStack.",
+                id="bullpen.W006",
+            )
+        )
+    if not wrapped(OriginValidator):
+        found.append(
+            Warning(
+                "Bullpen's websocket route does not check the Origin header: any web page a "
+                "signed-in user visits could open it with their cookies and read job data.",
+                hint="Wrap the websocket router in "
+                "channels.security.websocket.AllowedHostsOriginValidator.",
+                id="bullpen.W007",
+            )
+        )
+    return found
+
+
+@register(TAG)
+def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    layers = getattr(settings, "CHANNEL_LAYERS", None) or {}
+    if "default" in layers:
+        return []
+    return [
+        Warning(
+            "CHANNEL_LAYERS has no 'default' layer: Bullpen's live updates go through it.",
+            hint="One server process: CHANNEL_LAYERS = {'default': {'BACKEND': "
+            "'channels.layers.InMemoryChannelLayer'}}. Several: channels_redis's "
+            "RedisPubSubChannelLayer (see docs/deployment.md).",
+            id="bullpen.W008",
+        )
+    ]
+
+
+@register(TAG)
+def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    import redis
+
+    config = _config()
+    if config is None:
+        return []
+    url = str(config["REDIS_URL"])
+    timeout = min(float(config["REDIS_TIMEOUT"]), _PROBE_TIMEOUT)
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception as error:  # a check reports; it never stops manage.py
+        return [
+            Warning(
+                f"Redis at {redact(url)} is unreachable: {error}",
+                hint="Pages answer 503 until it is. Check BULLPEN['REDIS_URL'] (rediss:// for "
+                "TLS) and that this machine can reach it.",
+                id="bullpen.W009",
+            )
+        ]
+    return []
+
+
+def redact(url: str) -> str:
+    """The URL without its password, fit for a message."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}"))
+
+
+@register(TAG)
+def check_access(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    config = _config()
+    if config is None:
+        return []
+    found: list[CheckMessage] = []
+    for key in ("READ_ACCESS", "WRITE_ACCESS"):
+        try:
+            ok = callable(import_string(str(config[key])))
+        except ImportError:
+            ok = False
+        if not ok:
+            found.append(
+                Error(
+                    f"BULLPEN[{key!r}] = {config[key]!r} is not an importable callable.",
+                    hint="A dotted path to a function taking a dashboard.principal.Principal "
+                    "and returning a bool; the default is " + _DEFAULTS[key] + ".",
+                    id="bullpen.E007",
+                )
+            )
+    found += _password_hashes(config)
+    found += _who_can_sign_in(config)
+    found += _clear_text_credentials(config)
+    return found
+
+
+_DEFAULTS = {"READ_ACCESS": DEFAULT_READER, "WRITE_ACCESS": DEFAULT_OPERATOR}
+
+
+def _password_hashes(config: Mapping[str, Any]) -> list[CheckMessage]:
+    from django.contrib.auth.hashers import identify_hasher
+
+    found: list[CheckMessage] = []
+    for name, hashed in config["BASIC_AUTH_USERS"].items():
+        try:
+            identify_hasher(hashed)
+        except (TypeError, ValueError):
+            found.append(
+                Error(
+                    f"BULLPEN['BASIC_AUTH_USERS'][{name!r}] is not a Django password hash, so "
+                    "no password matches it.",
+                    hint="Store the hash django.contrib.auth.hashers.make_password('<password>') "
+                    "returns, not the password itself.",
+                    id="bullpen.E008",
+                )
+            )
+    return found
+
+
+def _session_login() -> bool:
+    """Whether the site signs users in with Django sessions (what the default checks use)."""
+    from django.contrib.auth.middleware import AuthenticationMiddleware
+
+    if not apps.is_installed("django.contrib.auth"):
+        return False
+    for dotted in settings.MIDDLEWARE:
+        try:
+            middleware = import_string(dotted)
+        except ImportError:
+            continue
+        if isinstance(middleware, type) and issubclass(middleware, AuthenticationMiddleware):
+            return True
+    return False
+
+
+def _who_can_sign_in(config: Mapping[str, Any]) -> list[CheckMessage]:
+    found: list[CheckMessage] = []
+    read, write = config["READ_ACCESS"], config["WRITE_ACCESS"]
+    basic = bool(config["BASIC_AUTH_USERS"] or config["BASIC_AUTH_PLAIN"])
+    if not basic and not _session_login():
+        nobody = None
+        if read == DEFAULT_READER:
+            nobody = "open Bullpen"
+        elif write == DEFAULT_OPERATOR and not config["READ_ONLY"]:
+            nobody = "act on queues (the dashboard is read-only in effect)"
+        if nobody:
+            found.append(
+                Warning(
+                    f"Nobody can {nobody}: the default access checks let in staff signed in "
+                    "through Django sessions and basic-auth users, and this site has neither.",
+                    hint="Add django.contrib.auth with AuthenticationMiddleware, or "
+                    "BULLPEN['BASIC_AUTH_USERS']; or set READ_ONLY = True if nobody should act.",
+                    id="bullpen.W011",
+                )
+            )
+    if read == OPEN_READS and not settings.DEBUG:
+        found.append(
+            Warning(
+                "Bullpen is readable by anyone who reaches it (READ_ACCESS is "
+                "dashboard.access.anyone): job data, errors and return values included.",
+                hint="Leave READ_ACCESS at its default (staff with bullpen.view, or basic-auth "
+                "users) or restrict the URL at the proxy. If intended (a wall screen on a "
+                "private network), add 'bullpen.W012' to SILENCED_SYSTEM_CHECKS.",
+                id="bullpen.W012",
+            )
+        )
+    return found
+
+
+def _clear_text_credentials(config: Mapping[str, Any]) -> list[CheckMessage]:
+    basic = bool(config["BASIC_AUTH_USERS"] or config["BASIC_AUTH_PLAIN"])
+    https = getattr(settings, "SECURE_SSL_REDIRECT", False) or getattr(
+        settings, "SECURE_PROXY_SSL_HEADER", None
+    )
+    if not basic or settings.DEBUG or https:
+        return []
+    return [
+        Warning(
+            "Basic-auth users are configured but nothing makes this site HTTPS-only: basic "
+            "credentials cross the network readable by anyone on the way.",
+            hint="Serve over HTTPS and set SECURE_SSL_REDIRECT = True (and "
+            "SECURE_PROXY_SSL_HEADER behind a TLS-terminating proxy).",
+            id="bullpen.W010",
+        )
+    ]
