@@ -82,7 +82,6 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.send_json(event["message"])
         except Exception:  # the socket closed under us: stop watching now, not never
             await self._unwatch_all()
-            raise
 
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = live.group_name(topic)

@@ -55,10 +55,10 @@ REDIS_ERRORS = (
 
 @dataclass
 class LiveSettings:
-    counts_interval: float = 0.15
+    counts_interval: float = 0.1
     batch_window: float = 0.05
     # Pause after a read that returned events, so that a busy stream is read in batches.
-    read_pause: float = 0.1
+    read_pause: float = 0.05
     # Rows of a watched queue: read at most this often, at most rows_read hashes each time;
     # other state changes go out without their hash (the page moves or drops those rows).
     rows_interval: float = 0.2
