@@ -79,7 +79,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def live_message(self, event: dict[str, Any]) -> None:
         try:
-            await self.send_json(event["message"])
+            await self.send(text_data=event["text"])
         except Exception:  # the socket closed under us: stop watching now, not never
             await self._unwatch_all()
 

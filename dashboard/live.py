@@ -15,6 +15,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from queues.follower import Follower, Topic
+from queues.jsontext import dumps
 
 _running: dict[asyncio.AbstractEventLoop, tuple[Follower, asyncio.Task[None]]] = {}
 
@@ -31,7 +32,9 @@ def group_name(topic: Topic) -> str:
 async def publish(topic: Topic, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is not None:
-        await layer.group_send(group_name(topic), {"type": "live.message", "message": message})
+        # Encoded once here, not once per watching page.
+        text = dumps(message).decode()
+        await layer.group_send(group_name(topic), {"type": "live.message", "text": text})
 
 
 def ensure_started() -> Follower:
