@@ -156,7 +156,8 @@ async def add_job(ref: QueueRef, name: str, data: Any, opts: dict[str, Any]) -> 
 
 async def remove_scheduler(ref: QueueRef, scheduler_id: str) -> ActionResult:
     async with translate_bullmq_errors():
-        removed = await bullmq_queue(ref).removeJobScheduler(scheduler_id)
-    if not removed:
+        # BullMQ's removeJobScheduler script answers 0 when it removed it, 1 when absent.
+        missing = await bullmq_queue(ref).removeJobScheduler(scheduler_id)
+    if missing:
         raise Conflict(f"No job scheduler {scheduler_id!r} in queue {ref.slug!r}")
     return ActionResult("remove-scheduler", ref.slug, detail={"scheduler": scheduler_id})
