@@ -1,9 +1,13 @@
-"""``./run demo``: Redis (embedded unless REDIS_URL is set), demo jobs and workers, and the
-dashboard on http://127.0.0.1:$PORT/queues/ — stopped together with Ctrl-C."""
+"""``./run demo``: Redis (embedded unless REDIS_URL is set), the reference worker runner with
+the demo handlers, the demo producer, and the dashboard on http://127.0.0.1:$PORT/queues/ —
+stopped together with Ctrl-C (the worker drains its in-flight jobs first).
+
+The worker's JSON-lines log goes to var/demo-worker.log (demo e-mails too: console backend)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -59,7 +63,25 @@ def main() -> None:
         children.append(redis_process)
         print(f"Embedded Redis at {env['REDIS_URL']}", flush=True)
     host, port = env.get("HOST", "127.0.0.1"), env.get("PORT", "8000")
+    if not (env.get("DASHBOARD_USERNAME") and env.get("DASHBOARD_PASSWORD")):
+        # Actions (retry, replay...) need credentials: make some for this run.
+        env["DASHBOARD_USERNAME"] = "demo"
+        env["DASHBOARD_PASSWORD"] = secrets.token_urlsafe(12)
     python = sys.executable
+    worker_log = ROOT / "var" / "demo-worker.log"
+    with worker_log.open("ab") as log:
+        children.append(
+            subprocess.Popen(
+                [python, "manage.py", "runqueueworker", "--module", "queues.demo_handlers"],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                # Its own session: Ctrl-C reaches it once, as the SIGTERM of stop() below
+                # (a second signal would abandon in-flight jobs instead of draining them).
+                start_new_session=True,
+            )
+        )
     children.append(subprocess.Popen([python, "manage.py", "bullpen_demo"], cwd=ROOT, env=env))
     children.append(
         subprocess.Popen(
@@ -67,6 +89,11 @@ def main() -> None:
             cwd=ROOT,
             env=env,
         )
+    )
+    print(f"Worker log (JSON lines): {worker_log}", flush=True)
+    print(
+        f"Credentials for actions: {env['DASHBOARD_USERNAME']} / {env['DASHBOARD_PASSWORD']}",
+        flush=True,
     )
     print(f"Bullpen demo: http://{host}:{port}/queues/  (Ctrl-C stops everything)", flush=True)
 

@@ -1,105 +1,101 @@
-"""Demo traffic: producers and simple Python BullMQ workers that keep the dashboard busy.
+"""Demo traffic for the four demo queues, added the runner's way (queues/runner/producer.py).
 
-Four queues (documents, newsletter, images, webhooks) receive a steady trickle of jobs; the
-workers report progress, write log lines, and fail now and then so that retries and failed jobs
-show up. Deterministic per job id, so a demo run looks the same each time.
+A first batch fills every state at once, then a steady trickle. The mix is realistic: most jobs
+succeed, some fail and are retried (a busy upstream, a flaky endpoint), some reach the
+dead-letter queue (unreadable files, a missing mailbox, an endpoint that stays down), some are
+delayed or prioritised, and one webhook tenant floods its queue so that per-tenant fairness has
+something to do. Deterministic per job number, so every demo run looks the same.
+
+The jobs are run by ``manage.py runqueueworker --module queues.demo_handlers`` (the demo starts
+both; bullpen_site/demo.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
-import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-from bullmq import Job, Queue, Worker
-
-from queues.conf import default_prefix
-from queues.connection import new_client
-
-log = logging.getLogger("bullpen.demo")
+import queues.demo_handlers  # noqa: F401 - registers the demo queues' options
+from queues.demo_handlers.newsletter import newsletter_job_id
+from queues.runner import Producer
 
 DEMO_QUEUES = ("documents", "newsletter", "images", "webhooks")
-RETRY = {"attempts": 3, "backoff": {"type": "exponential", "delay": 1000}}
-KEEP = {"removeOnComplete": {"count": 1000}, "removeOnFail": {"count": 5000}}
+TENANTS = ("tenant-0", "tenant-1", "tenant-2", "tenant-3", "tenant-4")
+# tenant-0 floods; tenant-3's endpoint is down (retries, then dead letters); tenant-4's is flaky.
+ENDPOINTS = {
+    "tenant-0": "https://hooks.tenant-0.example/in",
+    "tenant-1": "https://hooks.tenant-1.example/in",
+    "tenant-2": "https://hooks.tenant-2.example/in",
+    "tenant-3": "https://down.tenant-3.example/in",
+    "tenant-4": "https://flaky.tenant-4.example/in",
+}
 
 
-def _job_for(queue: str, n: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
+@dataclass
+class DemoJob:
+    queue: str
+    name: str
+    data: dict[str, Any]
+    job_id: str | None = None
+    opts: dict[str, Any] = field(default_factory=dict)
+
+
+def demo_job(queue: str, n: int) -> DemoJob:
     rng = random.Random(f"{queue}:{n}")
-    opts: dict[str, Any] = {**RETRY, **KEEP}
+    opts: dict[str, Any] = {}
     if n % 11 == 0:
-        opts["delay"] = rng.randint(30_000, 600_000)
+        opts["delay_ms"] = rng.randint(30_000, 600_000)
     elif n % 7 == 0:
         opts["priority"] = rng.randint(1, 10)
-    if n % 13 == 0:
-        # A poison job: fails on every attempt and ends in the failed set.
-        return "import", {"source": f"upload-{n}.csv", "poison": True}, opts
+    poison = n % 13 == 0  # fails for good: the dead-letter queue
     if queue == "documents":
-        return "analyze", {"document": f"contract-{n}.pdf", "pages": rng.randint(1, 40)}, opts
+        document = f"contract-{n}.{'corrupt' if poison else 'pdf'}"
+        return DemoJob(
+            queue, "analyze", {"document": document, "pages": rng.randint(1, 40)}, None, opts
+        )
     if queue == "newsletter":
         user = rng.randint(1, 500)
-        opts["jobId"] = f"email:{user}:weekly:{n // 50}"
-        return "send", {"user": user, "template": "weekly", "to": f"user{user}@example.com"}, opts
+        to = f"user{user}@{'bounce.invalid' if poison else 'example.com'}"
+        day = datetime.now(UTC).date()
+        data = {"user": user, "to": to, "template": "weekly", "name": f"User {user}"}
+        return DemoJob(queue, "send", data, newsletter_job_id(user, "weekly", day), opts)
     if queue == "images":
-        return "resize", {"image": f"photo-{n}.jpg", "widths": [320, 640, 1280]}, opts
-    return (
-        "deliver",
-        {"tenant": f"tenant-{n % 5}", "url": "https://hooks.example.com/in", "event": n},
-        opts,
+        image = f"photo-{n}.{'corrupt' if poison else 'jpg'}"
+        return DemoJob(queue, "resize", {"image": image, "widths": [320, 640, 1280]}, None, opts)
+    # Half of all webhooks are tenant-0's: a flood.
+    tenant = "tenant-0" if n % 2 else TENANTS[(n // 2) % len(TENANTS)]
+    data = {"tenant": tenant, "url": ENDPOINTS[tenant], "event": "order.paid", "data": {"order": n}}
+    return DemoJob(queue, "deliver", data, None, {})
+
+
+async def add(producer: Producer, job: DemoJob) -> str:
+    opts = dict(job.opts)
+    return await producer.add(
+        job.queue,
+        job.name,
+        job.data,
+        job_id=job.job_id,
+        delay_ms=int(opts.pop("delay_ms", 0)),
+        priority=int(opts.pop("priority", 0)),
     )
 
 
-async def _process(job: Job, token: str) -> Any:
-    rng = random.Random(f"{job.name}:{job.id}:{job.attemptsMade}")
-    if job.data.get("poison"):
-        await job.log("parsing upload")
-        raise ValueError(f"cannot parse {job.data['source']}: unexpected end of file at line 1")
-    steps = rng.randint(2, 5)
-    await job.log(f"attempt {job.attemptsMade + 1}: starting {job.name}")
-    for step in range(1, steps + 1):
-        await asyncio.sleep(rng.uniform(0.2, 1.2))
-        await job.updateProgress({"percentage": round(step * 100 / steps), "step": step})
-        await job.log(f"step {step}/{steps} done")
-    if rng.random() < 0.18:
-        raise RuntimeError(f"upstream answered 503 for {job.name} {job.id}")
-    return {"ok": True, "steps": steps, "at": int(time.time() * 1000)}
+async def seed(producer: Producer, per_queue: int = 40) -> int:
+    """The first batch: ``per_queue`` jobs on each demo queue. Returns the last job number."""
+    for n in range(1, per_queue + 1):
+        for queue in DEMO_QUEUES:
+            await add(producer, demo_job(queue, n))
+    return per_queue
 
 
-async def run_demo(rate_per_second: float = 2.0) -> None:
-    prefix = default_prefix()
-    producers = {
-        name: Queue(name, {"connection": new_client(), "prefix": prefix}) for name in DEMO_QUEUES
-    }
-    workers = [
-        Worker(
-            name,
-            _process,
-            {
-                "connection": new_client(blocking=True),
-                "prefix": prefix,
-                "concurrency": 3,
-                "drainDelay": 2,
-            },
-        )
-        for name in DEMO_QUEUES
-    ]
-    n = 0
-    try:
-        # A first batch fills every state at once; then a steady trickle.
-        for _ in range(40):
-            n += 1
-            for name, queue in producers.items():
-                job_name, data, opts = _job_for(name, n)
-                await queue.add(job_name, data, opts)
+async def run_demo(rate_per_second: float = 2.0, per_queue: int = 40) -> None:
+    """Seed, then add ``rate_per_second`` jobs a second until cancelled."""
+    async with Producer() as producer:
+        n = await seed(producer, per_queue)
         while True:
             n += 1
-            name = DEMO_QUEUES[n % len(DEMO_QUEUES)]
-            job_name, data, opts = _job_for(name, n)
-            await producers[name].add(job_name, data, opts)
+            await add(producer, demo_job(DEMO_QUEUES[n % len(DEMO_QUEUES)], n))
             await asyncio.sleep(1 / rate_per_second)
-    finally:
-        for worker in workers:
-            await worker.close()
-        for queue in producers.values():
-            await queue.close()

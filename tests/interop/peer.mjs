@@ -444,6 +444,48 @@ async function work(flags) {
   return { processed: finished, completed, failed };
 }
 
+// --------------------------------------------------------------- bench-work
+
+// For bench/worker: one Worker with a no-op processor on jobs already in Q, at --concurrency
+// (and with --limiter-max/--limiter-duration, BullMQ's limiter). Runs until --count jobs
+// completed, or for --duration-ms; reports how many, how long and the CPU this process used.
+async function benchWork(flags) {
+  const name = required(flags, 'queue');
+  const count = intFlag(flags, 'count', 0);
+  const durationMs = intFlag(flags, 'duration-ms', 0);
+  if (!count && !durationMs) throw new Error('--count or --duration-ms is required');
+  const opts = {
+    ...baseOptions(flags),
+    concurrency: Math.max(1, intFlag(flags, 'concurrency', 1)),
+    autorun: false,
+  };
+  const limiterMax = intFlag(flags, 'limiter-max', 0);
+  if (limiterMax) opts.limiter = { max: limiterMax, duration: intFlag(flags, 'limiter-duration', 1000) };
+
+  let processed = 0;
+  let finish;
+  const finished = new Promise(resolve => {
+    finish = resolve;
+  });
+  const worker = track(new Worker(name, async () => null, opts));
+  worker.on('completed', () => {
+    processed += 1;
+    if (count && processed >= count) finish();
+  });
+  await worker.waitUntilReady();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  worker.run().catch(err => console.error('[peer] bench worker:', err?.message ?? err));
+  const timer = durationMs ? setTimeout(finish, durationMs) : null;
+  await finished;
+  const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  if (timer) clearTimeout(timer);
+  await worker.close();
+  opened.splice(opened.indexOf(worker), 1);
+  return { processed, elapsed_ms: elapsedMs, cpu_ms: (cpu.user + cpu.system) / 1000 };
+}
+
 // --------------------------------------------------------------------- main
 
 const COMMANDS = {
@@ -452,6 +494,7 @@ const COMMANDS = {
   add,
   'add-raw-hostile': addRawHostile,
   work,
+  'bench-work': benchWork,
 };
 
 function emit(doc) {

@@ -1,3 +1,8 @@
+"""``manage.py bullpen_demo``: add demo jobs (queues/demo.py) until interrupted.
+
+The jobs are run by ``manage.py runqueueworker --module queues.demo_handlers``.
+"""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,13 +14,14 @@ from queues.demo import run_demo
 
 
 class Command(BaseCommand):
-    help = "Produce and process demo jobs on four queues until interrupted."
+    help = "Add demo jobs to the four demo queues until interrupted (runqueueworker runs them)."
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--rate", type=float, default=2.0, help="new jobs per second")
+        parser.add_argument("--seed", type=int, default=40, help="first batch, per queue")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            asyncio.run(run_demo(options["rate"]))
+            asyncio.run(run_demo(options["rate"], options["seed"]))
         except KeyboardInterrupt:
             pass

@@ -1,0 +1,59 @@
+"""``manage.py runqueueworker [queue ...]``: run the registered job handlers until SIGTERM/SIGINT.
+
+Named so as not to clash with Channels' ``runworker``. See queues/runner/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from queues.runner.errors import RunnerConfigError
+from queues.runner.logs import configure_json_logs
+from queues.runner.registry import default_registry, load_handlers
+from queues.runner.runner import WorkerRunner
+
+
+class Command(BaseCommand):
+    help = (
+        "Run Python BullMQ workers for the registered job handlers (all queues, or those "
+        "named). SIGTERM/SIGINT drain in-flight jobs; a second signal abandons them."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("queues", nargs="*", help="queues to work (default: all registered)")
+        parser.add_argument(
+            "--module",
+            action="append",
+            default=[],
+            help="a module whose @job_handler functions to register (repeatable)",
+        )
+        parser.add_argument(
+            "--shutdown-timeout",
+            type=float,
+            default=None,
+            help="seconds to wait for in-flight jobs (default: the shutdown_timeout setting)",
+        )
+        parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        configure_json_logs(level=getattr(logging, options["log_level"].upper()))
+        try:
+            registry = load_handlers(default_registry, options["module"])
+            runner = WorkerRunner(
+                registry, options["queues"], shutdown_timeout=options["shutdown_timeout"]
+            )
+        except RunnerConfigError as error:
+            raise CommandError(str(error)) from error
+        abandoned = asyncio.run(runner.run_until_signalled())
+        if abandoned:
+            # A plain-function handler may still be running in a thread, which would keep the
+            # process alive: the jobs are left for stall recovery, so leave now.
+            sys.stderr.flush()
+            sys.stdout.flush()
+            os._exit(1)

@@ -1,0 +1,71 @@
+"""Running one job's handler: the per-tenant check, then the function, on the event loop
+(``async def``) or in the runner's thread pool (plain functions)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from bullmq import Job
+
+from queues.runner.context import JobContext, SyncJobContext
+from queues.runner.fairness import TenantGate
+from queues.runner.registry import HandlerSpec
+
+
+class Deferred(Exception):
+    """The job's tenant is over its rate: run it again in ``wait_ms``."""
+
+    def __init__(self, tenant: str, wait_ms: int) -> None:
+        super().__init__(f"tenant {tenant!r} over its rate; deferred {wait_ms} ms")
+        self.tenant = tenant
+        self.wait_ms = wait_ms
+
+
+class NotJSONError(TypeError):
+    """A handler returned something BullMQ cannot store as a return value."""
+
+
+class Dispatcher:
+    def __init__(
+        self, spec: HandlerSpec, executor: ThreadPoolExecutor, gate: TenantGate | None = None
+    ) -> None:
+        self.spec = spec
+        self.executor = executor
+        self.gate = gate
+
+    async def __call__(self, job: Job) -> Any:
+        if self.gate is not None:
+            tenant = self.gate.tenant_of(job.data)
+            if tenant is not None:
+                wait = await self.gate.wait_ms(tenant, str(job.id))
+                if wait > 0:
+                    raise Deferred(tenant, wait)
+        spec = self.spec
+        context = JobContext(
+            queue=spec.queue,
+            job_id=str(job.id),
+            name=str(job.name),
+            attempt=int(job.attemptsMade) + 1,
+            max_attempts=int(job.opts.get("attempts") or 1),
+            job=job,
+        )
+        if spec.is_async:
+            if spec.wants_context:
+                result = await spec.func(job.data, context)
+            else:
+                result = await spec.func(job.data)
+        else:
+            loop = asyncio.get_running_loop()
+            args = (job.data, SyncJobContext(context, loop)) if spec.wants_context else (job.data,)
+            result = await loop.run_in_executor(self.executor, functools.partial(spec.func, *args))
+        if result is not None and not isinstance(result, str | int | bool):
+            try:
+                json.dumps(result, allow_nan=False)
+            except (TypeError, ValueError) as error:
+                message = f"{spec.path} returned a value that is not JSON: {error}"
+                raise NotJSONError(message) from error
+        return result
