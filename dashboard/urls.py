@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from dashboard import account_views, api, charts, metrics, search_api, triage, views
+from dashboard import account_views, api, charts, metrics, runner_views, search_api, triage, views
 from dashboard import actions_api as act
 from dashboard.converters import NameConverter
 
@@ -43,6 +43,13 @@ urlpatterns = [
         "api/queues/<bullpen_name:queue>/throughput/", charts.throughput_api, name="api-throughput"
     ),
     path("q/<bullpen_name:queue>/throughput/", charts.throughput_fragment, name="throughput"),
+    path("q/<bullpen_name:queue>/schedulers/", runner_views.schedulers_fragment, name="schedulers"),
+    path(
+        "api/queues/<bullpen_name:queue>/schedulers/",
+        runner_views.schedulers_api,
+        name="api-schedulers",
+    ),
+    path(f"{JOB}replay/", runner_views.replay, name="replay"),
     path("api/queues/", api.queues_list, name="api-queues"),
     path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
     path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),

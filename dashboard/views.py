@@ -22,6 +22,7 @@ from queues.job_fields import job_duration_ms
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
 from queues.recent import finished_since
+from queues.runner.dead_letter import dead_letter_ref
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
 STATE_TABS = [s for s in STATES if s != "paused"]
@@ -101,6 +102,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
             "queue": {"slug": ref.slug, "name": ref.name, "prefix": ref.prefix},
             "job": job,
             "read_only": is_read_only(ref.slug),
+            "is_dead_letter": ref == dead_letter_ref(),
             "live_spec": json.dumps({"watch": "job", "queue": ref.slug, "id": job_id}),
             "data": _shown(job["data"], cap),
             "opts": _shown(job["opts"], cap),

@@ -1,0 +1,37 @@
+"""What the worker runner adds to the dashboard: job schedulers and dead-letter replay."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from dashboard.actions_api import queue_ref
+from dashboard.guards import api_view, mutation_view, page_view
+from queues.actions.result import ActionResult
+from queues.errors import BadParameter
+from queues.runner.dead_letter import dead_letter_ref, replay_dead_letter
+from queues.schedulers import list_schedulers
+
+
+@api_view
+async def schedulers_api(request: HttpRequest, queue: str) -> JsonResponse:
+    return JsonResponse({"schedulers": await list_schedulers(await queue_ref(queue))})
+
+
+@page_view
+async def schedulers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
+    ref = await queue_ref(queue)
+    return render(
+        request,
+        "bullpen/_schedulers.html",
+        {"schedulers": await list_schedulers(ref), "queue": {"slug": ref.slug}},
+    )
+
+
+@mutation_view("replay")
+async def replay(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    if ref != dead_letter_ref():
+        raise BadParameter("Only jobs of the dead-letter queue can be replayed")
+    replayed = await replay_dead_letter(job_id, dead_letters=ref)
+    return ActionResult("replay", ref.slug, [job_id], 1, replayed.as_json())
