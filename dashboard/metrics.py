@@ -13,7 +13,9 @@ from queues.alerts import DEFAULTS as ALERT_RULES
 from queues.alerts import evaluate
 from queues.conf import get_config
 from queues.counts import summaries
+from queues.durations import BUCKETS_S, recent_durations
 from queues.errors import BullpenError
+from queues.keys import QueueRef
 from queues.recent import finished_since
 from queues.workers import list_workers
 
@@ -39,6 +41,23 @@ def _token_ok(request: HttpRequest) -> bool:
     return bool(expected) and hmac.compare_digest(expected.encode(), given.encode())
 
 
+def _histograms(durations: dict[QueueRef, list[float]]) -> list[str]:
+    name = "bullpen_job_duration_seconds"
+    lines = [
+        f"# HELP {name} Run time of the newest completed jobs still kept (a sample per queue).",
+        f"# TYPE {name} histogram",
+    ]
+    for ref, values in durations.items():
+        labels = f'queue="{_label(ref.slug)}",prefix="{_label(ref.prefix)}"'
+        for bound in BUCKETS_S:
+            count = sum(1 for value in values if value <= bound)
+            lines.append(f'{name}_bucket{{{labels},le="{bound}"}} {count}')
+        lines.append(f'{name}_bucket{{{labels},le="+Inf"}} {len(values)}')
+        lines.append(f"{name}_sum{{{labels}}} {round(sum(values), 6)}")
+        lines.append(f"{name}_count{{{labels}}} {len(values)}")
+    return lines
+
+
 async def metrics(request: HttpRequest) -> HttpResponse:
     if not get_config().get("METRICS_TOKEN"):
         return HttpResponse(
@@ -56,8 +75,10 @@ async def metrics(request: HttpRequest) -> HttpResponse:
         refs = [s.ref for s in found]
         recent = await finished_since(refs, 3600)
         workers = await list_workers(refs)
+        sample = int(get_config().get("METRICS_DURATION_SAMPLE", 100))
+        durations = await recent_durations(refs, sample)
     except BullpenError:
-        redis_up, found, recent, workers = 0, [], {}, []
+        redis_up, found, recent, workers, durations = 0, [], {}, [], {}
 
     def who(slug: str, prefix: str) -> dict[str, str]:
         return {"queue": slug, "prefix": prefix}
@@ -112,6 +133,7 @@ async def metrics(request: HttpRequest) -> HttpResponse:
             for (queue, library), count in per_queue.items()
         ),
     )
+    lines += _histograms(durations)
     lines += _family(
         "bullpen_redis_up", "gauge", "1 when Redis answered this scrape.", [({}, redis_up)]
     )

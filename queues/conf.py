@@ -59,6 +59,8 @@ DEFAULTS: dict[str, Any] = {
     "READ_ONLY": False,
     # Bearer token for /metrics (Prometheus); empty: metrics are off.
     "METRICS_TOKEN": "",
+    # Newest completed jobs per queue whose run time feeds /metrics' duration histogram.
+    "METRICS_DURATION_SAMPLE": 100,
     # Alert thresholds for every queue (see queues/alerts.py); QUEUE_OPTIONS[q]["alerts"] per queue.
     "ALERTS": {},
     # Newest failed jobs read to build failure groups.

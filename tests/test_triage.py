@@ -186,5 +186,15 @@ async def test_alerts_and_metrics(
         }
         assert firing[("busy", "waiting")] == 1 and firing[("busy", "delayed")] == 0
         assert families["bullpen_redis_up"].samples[0].value == 1
+        # Durations of completed jobs, where BullMQ still keeps them.
+        await asyncio.to_thread(peer, "work", "--queue", "busy", "--count", "3")
+        scrape = await client.get("/queues/metrics", headers={"Authorization": "Bearer t0ken"})
+        families = {f.name: f for f in text_string_to_metric_families(scrape.content.decode())}
+        count = next(
+            s.value
+            for s in families["bullpen_job_duration_seconds"].samples
+            if s.name.endswith("_count") and s.labels["queue"] == "busy"
+        )
+        assert count == 3
     with override_settings(BULLPEN={**bullpen_settings, "METRICS_TOKEN": ""}):
         assert (await client.get("/queues/metrics")).status_code == 404
