@@ -15,7 +15,7 @@ from dashboard.guards import mutation_view
 from queues.actions import job_actions, queue_actions
 from queues.actions.result import ActionResult
 from queues.discovery import known
-from queues.errors import BadParameter, BullpenError, QueueNotFound
+from queues.errors import BadParameter, QueueNotFound
 from queues.keys import QueueRef
 
 MAX_BULK = 1000
@@ -199,16 +199,7 @@ async def bulk(request: HttpRequest, queue: str) -> ActionResult:
         raise BadParameter("ids must be a non-empty list of job ids")
     if len(ids) > MAX_BULK:
         raise BadParameter(f"at most {MAX_BULK} jobs at once")
-    ref = await queue_ref(queue)
-    outcome: dict[str, str] = {}
-    for job_id in ids:
-        try:
-            await act(ref, job_id)
-            outcome[job_id] = "ok"
-        except BullpenError as error:
-            outcome[job_id] = str(error)
-    done = [job_id for job_id, text in outcome.items() if text == "ok"]
-    return ActionResult(f"bulk-{action}", ref.slug, done, len(done), {"results": outcome})
+    return await job_actions.each_job(await queue_ref(queue), ids, f"bulk-{action}", act)
 
 
 # ---- every queue ----------------------------------------------------------------------------

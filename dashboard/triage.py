@@ -14,7 +14,7 @@ from queues.actions import job_actions
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
 from queues.counts import summaries
-from queues.errors import BadParameter, BullpenError
+from queues.errors import BadParameter
 from queues.failure_groups import failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
@@ -74,31 +74,18 @@ async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
     return group.job_ids
 
 
-async def _each(ref: QueueRef, ids: list[str], action: str, act: Any) -> ActionResult:
-    done, errors = [], {}
-    for job_id in ids:
-        try:
-            await act(ref, job_id)
-            done.append(job_id)
-        except BullpenError as error:
-            errors[job_id] = str(error)
-    return ActionResult(
-        action, ref.slug, done, len(done), {"errors": dict(list(errors.items())[:50])}
-    )
-
-
 @mutation_view("retry-group")
 async def retry_group(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
     ids = await _group_ids(ref, str(params(request).get("signature") or ""))
-    return await _each(ref, ids, "retry-group", job_actions.retry_job)
+    return await job_actions.each_job(ref, ids, "retry-group", job_actions.retry_job)
 
 
 @mutation_view("remove-group")
 async def remove_group(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
     ids = await _group_ids(ref, str(params(request).get("signature") or ""))
-    return await _each(ref, ids, "remove-group", job_actions.remove_job)
+    return await job_actions.each_job(ref, ids, "remove-group", job_actions.remove_job)
 
 
 # ---- pages ----------------------------------------------------------------------------------

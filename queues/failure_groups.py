@@ -19,7 +19,7 @@ from queues.errors import QueueNotFound
 from queues.jsontext import loads
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import script
+from queues.scripts import read_capped_fields
 
 _CHUNK = 500
 _FIELDS = ("failedReason", "stacktrace", "name")
@@ -109,26 +109,26 @@ class GroupReport:
 async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupReport:
     budget = int(budget or get_config().get("FAILURE_GROUP_BUDGET", 10_000))
     redis = get_client()
-    reader = script(redis, "read_jobs")
     async with translate_redis_errors():
         if not await known(ref):
             raise QueueNotFound(f"Unknown queue {ref.slug!r}")
-        scored: list[tuple[str, float]] = await redis.zrevrange(  # type: ignore[assignment]
-            ref.key("failed"), 0, budget - 1, withscores=True
+        flat, total = await fastpipe.execute(
+            redis,
+            [
+                ("ZREVRANGE", ref.key("failed"), 0, budget - 1, "WITHSCORES"),
+                ("ZCARD", ref.key("failed")),
+            ],
         )
-        total = int(await redis.zcard(ref.key("failed")))
+        # RESP3 answers [member, score] pairs, RESP2 a flat list.
+        pairs = (
+            flat if flat and isinstance(flat[0], list) else zip(flat[::2], flat[1::2], strict=True)
+        )
+        scored = [(str(member), float(score)) for member, score in pairs]
         groups: dict[str, FailureGroup] = {}
         for start in range(0, len(scored), _CHUNK):
             chunk = scored[start : start + _CHUNK]
             keys = [ref.job_key(job_id) for job_id, _ in chunk]
-            command = ("EVALSHA", reader.sha, len(keys), *keys, 1024, *_FIELDS)
-            (replies,) = await fastpipe.execute(redis, [command])
-            if isinstance(replies, Exception) and "NOSCRIPT" in str(replies):
-                await redis.script_load(reader.script)
-                (replies,) = await fastpipe.execute(redis, [command])
-            if isinstance(replies, Exception):
-                raise replies
-            reply_rows: list[tuple[list[str | None], list[Any]]] = replies
+            reply_rows = await read_capped_fields(redis, keys, 1024, _FIELDS)
             for (job_id, finished), (values, _cut) in zip(chunk, reply_rows, strict=True):
                 if not values or all(value is None for value in values):
                     continue  # removed since its id was read
@@ -147,4 +147,4 @@ async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupRepor
                     group.example_reason = (reason or "")[:500]
                 group.job_ids.append(job_id)
     ordered = sorted(groups.values(), key=lambda g: (-g.count, -g.last_seen))
-    return GroupReport(ordered, len(scored), total)
+    return GroupReport(ordered, len(scored), int(total))

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import redis.exceptions as redis_exceptions
-
 from queues import fastpipe
 from queues.conf import get_config
 from queues.connection import get_client
@@ -16,7 +14,7 @@ from queues.fastpipe import Command
 from queues.job_fields import job_from_hash
 from queues.keys import STATES, QueueRef
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import script
+from queues.scripts import read_capped_fields
 
 Order = Literal["asc", "desc"]
 
@@ -104,14 +102,7 @@ async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[s
         return []
     redis = get_client()
     keys = [ref.job_key(job_id) for job_id in job_ids]
-    reader = script(redis, "read_jobs")
-    command = ("EVALSHA", reader.sha, len(keys), *keys, cap, *ROW_FIELDS)
-    (replies,) = await fastpipe.execute(redis, [command])
-    if isinstance(replies, redis_exceptions.ResponseError) and "NOSCRIPT" in str(replies):
-        await redis.script_load(reader.script)
-        (replies,) = await fastpipe.execute(redis, [command])
-    if isinstance(replies, Exception):
-        raise replies
+    replies = await read_capped_fields(redis, keys, cap, ROW_FIELDS)
     jobs = []
     for job_id, (values, cut_flat) in zip(job_ids, replies, strict=False):
         if cut_flat and cut_flat[0] == 0:

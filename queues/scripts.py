@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import redis.asyncio as aioredis
+import redis.exceptions as redis_exceptions
 from redis.commands.core import AsyncScript
+
+from queues import fastpipe
 
 _LUA = Path(__file__).with_name("lua")
 
@@ -19,3 +23,20 @@ def _source(name: str) -> str:
 def script(redis: aioredis.Redis, name: str) -> AsyncScript:
     """A script bound to ``redis``; it runs by EVALSHA and loads itself on NOSCRIPT."""
     return redis.register_script(_source(name))
+
+
+async def read_capped_fields(
+    redis: aioredis.Redis, keys: list[str], cap: int, fields: tuple[str, ...]
+) -> list[tuple[list[str | None], list[Any]]]:
+    """``fields`` of each job hash in ``keys``, values over ``cap`` bytes cut inside Redis
+    (lua/read_jobs.lua), in one round trip parsed in one pass. Per key: (values, cut list)."""
+    reader = script(redis, "read_jobs")
+    command = ("EVALSHA", reader.sha, len(keys), *keys, cap, *fields)
+    (replies,) = await fastpipe.execute(redis, [command])
+    if isinstance(replies, redis_exceptions.ResponseError) and "NOSCRIPT" in str(replies):
+        await redis.script_load(reader.script)
+        (replies,) = await fastpipe.execute(redis, [command])
+    if isinstance(replies, Exception):
+        raise replies
+    rows: list[tuple[list[str | None], list[Any]]] = replies
+    return rows

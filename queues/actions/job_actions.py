@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bullmq import Job
@@ -9,7 +10,7 @@ from bullmq import Job
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import bullmq_queue
 from queues.actions.result import ActionResult
-from queues.errors import BadParameter, Conflict, JobNotFound
+from queues.errors import BadParameter, BullpenError, Conflict, JobNotFound
 from queues.keys import QueueRef
 
 RETRYABLE = ("failed", "completed")
@@ -94,3 +95,23 @@ async def change_priority(ref: QueueRef, job_id: str, priority: int) -> ActionRe
             raise Conflict(f"Job {job_id!r} is {state}; only waiting jobs can change priority")
         await job.changePriority({"priority": priority})
     return ActionResult("priority", ref.slug, [job_id], 1, {"priority": priority})
+
+
+async def each_job(
+    ref: QueueRef, job_ids: list[str], action: str, act: Callable[[QueueRef, str], Awaitable[Any]]
+) -> ActionResult:
+    """``act`` on every job; one job refused (gone, active...) does not stop the others."""
+    outcome: dict[str, str] = {}
+    for job_id in job_ids:
+        try:
+            await act(ref, job_id)
+            outcome[job_id] = "ok"
+        except BullpenError as error:
+            outcome[job_id] = str(error)
+    done = [job_id for job_id, text in outcome.items() if text == "ok"]
+    refused = {job_id: text for job_id, text in outcome.items() if text != "ok"}
+    # "results": why jobs were refused (the first 50: one bad id among thousands must not
+    # bloat the answer or the audit row); the done ones are the result's job ids.
+    return ActionResult(
+        action, ref.slug, done, len(done), {"results": dict(list(refused.items())[:50])}
+    )
