@@ -124,26 +124,3 @@ async def read_summaries(
 
 async def summary(ref: QueueRef) -> QueueSummary:
     return (await summaries([ref]))[0]
-
-
-async def read_some_counts(
-    wanted: dict[QueueRef, set[str]], legacy_paused: frozenset[QueueRef] = frozenset()
-) -> dict[QueueRef, dict[str, int]]:
-    """Only the named states of each queue (what an event can have changed): one round trip,
-    a command per state instead of the eight of a full read."""
-    plan: list[tuple[QueueRef, str]] = []
-    commands: list[Command] = []
-    for ref, states in wanted.items():
-        for state in states:
-            if state not in STATES or (state == "paused" and ref not in legacy_paused):
-                continue
-            suffix, kind = STATES[state]
-            commands.append(("LLEN" if kind == "list" else "ZCARD", ref.key(suffix)))
-            plan.append((ref, state))
-    async with translate_redis_errors():
-        replies = await fastpipe.execute(get_client(), commands)
-    result: dict[QueueRef, dict[str, int]] = {ref: {} for ref in wanted}
-    for (ref, state), value in zip(plan, replies, strict=True):
-        if not isinstance(value, Exception):
-            result[ref][state] = int(value or 0)
-    return result

@@ -3,15 +3,20 @@
 It follows every queue's BullMQ event stream with a blocking XREAD (resuming from the last id it
 saw), and turns events into a few kinds of message for the pages:
 
-* counts of a queue, re-read only for queues that changed, at most every ``counts_interval``;
-* rows of a watched queue whose jobs changed state (their hashes read in one batch);
+* counts of a queue, moved by each event without a Redis read (count_estimate.py) and re-read
+  exactly soon after an event the estimate cannot follow, and every ``resync_interval`` while
+  the queue changes;
+* rows of a watched queue whose jobs changed state (the newest hashes read within a budget of
+  ``row_reads_per_second``, the rest sent state-only);
 * progress of jobs (from the event itself, no Redis read);
 * state, attempts and new log lines of single watched jobs;
 * the Redis connection state.
 
-A slow full refresh (``full_refresh`` seconds) re-reads every queue's counts, which catches
-trimmed streams, new queues, and queues written without events. Only the process holding the
-lease reads Redis; how many pages watch changes what is sent, not what is read.
+What one pass produces goes out as one message per topic (``{"type": "batch"}`` when there are
+several). A slow full refresh (``full_refresh`` seconds) re-reads the counts of queues not read
+lately, which catches trimmed streams, new queues, and queues written without events. Only the
+process holding the lease reads Redis; how many pages watch changes what is sent, not what is
+read.
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ import redis.exceptions
 from queues import interest
 from queues.conf import get_config
 from queues.connection import get_client, new_client
-from queues.counts import QueueSummary, read_some_counts, read_summaries
+from queues.count_estimate import CountEstimates, Effect
+from queues.counts import read_summaries
 from queues.discovery import discovered, known
 from queues.errors import RedisUnavailable
-from queues.event_effects import FULL_READ, states_changed_by
 from queues.events import QueueEvent, parse_entry
 from queues.keys import QueueRef
 from queues.lease import Lease
@@ -55,14 +60,16 @@ REDIS_ERRORS = (
 
 @dataclass
 class LiveSettings:
-    counts_interval: float = 0.1
+    # Counts move with the events (count_estimate.py); an exact re-read follows an event the
+    # estimate cannot follow within counts_interval, and any change within resync_interval.
+    counts_interval: float = 0.25
+    resync_interval: float = 3.0
     batch_window: float = 0.05
     # Pause after a read that returned events, so that a busy stream is read in batches.
-    read_pause: float = 0.05
-    # Rows of a watched queue: read at most this often, at most rows_read hashes each time;
-    # other state changes go out without their hash (the page moves or drops those rows).
-    rows_interval: float = 0.2
-    rows_read: int = 10
+    read_pause: float = 0.1
+    # Job hashes read for watched queue pages, per second (the newest changes first); other
+    # state changes go out without their hash (the page moves or drops those rows).
+    row_reads_per_second: float = 12.0
     full_refresh: float = 10.0
     logs_interval: float = 1.0
     interest_interval: float = 1.0
@@ -89,14 +96,19 @@ class Follower:
         self.refs: dict[str, QueueRef] = {}  # events stream key → queue
         self.legacy_paused: frozenset[QueueRef] = frozenset()
         self.last_ids: dict[str, str] = {}
-        self.dirty: dict[QueueRef, int] = {}  # queue → first unread event time (ms)
-        self.dirty_states: dict[QueueRef, set[str]] = {}
-        self.needs_full: set[QueueRef] = set()
-        self.rows_read_at: dict[QueueRef, float] = {}
+        self.estimates = CountEstimates()
+        # Queue → time (ms) of the oldest event that moved its counts and is not yet sent.
+        self.moved: dict[QueueRef, int] = {}
+        # Queue → time (ms) of the oldest event the estimate could not follow (read soon).
+        self.uncertain: dict[QueueRef, int] = {}
+        self.resync_at: dict[QueueRef, float] = {}  # queue → when to re-read it exactly
+        self.events_taken: dict[QueueRef, int] = {}
         self.counts_read_at: dict[QueueRef, float] = {}
         self.last_counts: dict[QueueRef, dict[str, Any]] = {}
         self.changed_jobs: dict[QueueRef, dict[str, tuple[str, int]]] = {}
         self.progress: dict[QueueRef, dict[str, tuple[Any, int]]] = {}
+        self.row_tokens = 0.0
+        self.row_tokens_at = time.monotonic()
         self.watched_queues: set[str] = set()
         self.watched_jobs: set[interest.JobKey] = set()
         self.overview_watched = False
@@ -109,6 +121,8 @@ class Follower:
         self._lease: Lease | None = None
         self._reader_client: aioredis.Redis | None = None
         self._due: dict[str, float] = {}
+        # Messages of one housekeeping pass, sent as one websocket message per topic.
+        self._outbox: dict[Topic, list[dict[str, Any]]] = {}
 
     IDLE_AFTER = 30.0
 
@@ -172,12 +186,13 @@ class Follower:
                 self.progress.setdefault(ref, {})[event.job_id] = (event.progress(), at)
             return
         self.sampler.add(ref, event.event, at)
-        if event.event in FULL_READ:
-            self.needs_full.add(ref)
-        changed_states = states_changed_by(event.event)
-        if changed_states or ref in self.needs_full:
-            self.dirty.setdefault(ref, at)
-            self.dirty_states.setdefault(ref, set()).update(changed_states)
+        self.events_taken[ref] = self.events_taken.get(ref, 0) + 1
+        effect = self.estimates.apply(ref, event)
+        if effect is not Effect.NONE:
+            self.moved.setdefault(ref, at)
+            self.resync_at.setdefault(ref, time.monotonic() + self.settings.resync_interval)
+        if effect is Effect.UNCERTAIN:
+            self.uncertain.setdefault(ref, at)
         if event.job_id:
             state = event.new_state or ("removed" if event.event == "removed" else None)
             if state:
@@ -205,12 +220,15 @@ class Follower:
             self.wake.clear()
             try:
                 await self._housekeep()
+                await self._send_outbox()
             except REDIS_ERRORS as error:
+                self._outbox.clear()
                 self.leader = False
                 self._due.clear()
                 await self._set_redis_ok(False, str(error))
                 await asyncio.sleep(1)
             except Exception:  # a bug must not end live updates for everyone
+                self._outbox.clear()
                 log.exception("live update failed")
                 await asyncio.sleep(1)
             await asyncio.sleep(self.settings.batch_window)
@@ -239,6 +257,7 @@ class Follower:
                     self.refs.clear()
                     self.last_ids.clear()
                     self.changed_jobs.clear()
+                    self.estimates.clear()
                     self._due.pop("full", None)
                 self.idle_since = None
             elif self.idle_since is None:
@@ -249,13 +268,26 @@ class Follower:
             await self._full_refresh(redis)
         elif self._due_now("adopt", 1.0):
             await self._adopt_watched(redis)
-        await self._flush_progress()
+        self._flush_progress()
         await self._flush_rows()
         await self._flush_counts()
         if self._due_now("samples", 5.0):
             await self.sampler.flush(redis, _now_ms())
         if self.watched_jobs and self._due_now("logs", self.settings.logs_interval):
             await self._flush_logs(redis)
+
+    def _emit(self, topic: Topic, message: dict[str, Any]) -> None:
+        self._outbox.setdefault(topic, []).append(message)
+
+    async def _send_outbox(self) -> None:
+        """One websocket message per topic per pass: a page gets a few messages a second
+        however busy the queues are, which is what keeps hundreds of viewers cheap."""
+        outbox, self._outbox = self._outbox, {}
+        for topic, messages in outbox.items():
+            if len(messages) == 1:
+                await self.publish(topic, messages[0])
+            else:
+                await self.publish(topic, {"type": "batch", "messages": messages})
 
     async def _adopt_watched(self, redis: aioredis.Redis) -> None:
         """Follow at once a watched queue created since the last full refresh."""
@@ -272,7 +304,7 @@ class Follower:
         if new:
             await self._follow(redis, new)
             self.refs.update({ref.key("events"): ref for ref in new})
-            await self._publish_counts(await read_summaries(new, self.legacy_paused))
+            await self._read_exact(new)
 
     async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         if new:
@@ -293,105 +325,130 @@ class Follower:
         )
         # Merge, not replace: a queue adopted for a watcher may not be in the cached list yet.
         self.refs.update({ref.key("events"): ref for ref in found.queues})
-        summaries = await read_summaries(list(found.queues), self.legacy_paused)
-        now = time.monotonic()
-        for item in summaries:
-            self.counts_read_at[item.ref] = now
         gone = set(self.last_counts) - set(found.queues)
         for ref in gone:
             self.last_counts.pop(ref, None)
-        await self._publish_counts(summaries, everything=True)
+            self.estimates.forget(ref)
+        # Queues read exactly within the resync interval are fresh enough already.
+        now = time.monotonic()
+        stale = [
+            ref
+            for ref in found.queues
+            if now - self.counts_read_at.get(ref, 0) >= self.settings.resync_interval
+            or not self.estimates.known(ref)
+        ]
+        await self._read_exact(stale)
+        # Everything, changed or not: pages served by processes that do not read Redis have
+        # no snapshot of their own.
+        self._publish_counts(list(found.queues), 0, everything=True)
 
     async def _flush_counts(self) -> None:
         now = time.monotonic()
-        ready = [
+        due = {
             ref
-            for ref in self.dirty
+            for ref in self.uncertain
             if now - self.counts_read_at.get(ref, 0) >= self.settings.counts_interval
-        ]
-        if not ready:
-            return
-        first_event = min(self.dirty[ref] for ref in ready)
-        full = [ref for ref in ready if ref in self.needs_full or ref not in self.last_counts]
-        partial = {ref: self.dirty_states.get(ref, set()) for ref in ready if ref not in full}
-        for ref in ready:
-            self.dirty.pop(ref, None)
-            self.dirty_states.pop(ref, None)
-            self.needs_full.discard(ref)
-            self.counts_read_at[ref] = now
-        summaries = await read_summaries(full, self.legacy_paused) if full else []
-        if partial:
-            # Only the states the events touched: usually 2-3 commands instead of 8.
-            fresh = await read_some_counts(partial, self.legacy_paused)
-            for ref, counts in fresh.items():
-                known_entry = self.last_counts[ref]
-                merged = {**known_entry["counts"], **counts}
-                summaries.append(QueueSummary(ref, merged, known_entry["paused"], None, None, None))
-        await self._publish_counts(summaries, event_at=first_event)
+        }
+        due.update(ref for ref, at in self.resync_at.items() if at <= now)
+        if due:
+            await self._read_exact(list(due))
+        if self.moved:
+            moved, self.moved = self.moved, {}
+            self._publish_counts(list(moved), min(moved.values()))
 
-    async def _publish_counts(
-        self, summaries: list[QueueSummary], *, everything: bool = False, event_at: int = 0
+    async def _read_exact(self, refs: list[QueueRef]) -> None:
+        """Re-read ``refs``' counts, make them the estimates' new base, and send what changed."""
+        if not refs:
+            return
+        taken = {ref: self.events_taken.get(ref, 0) for ref in refs}
+        summaries = await read_summaries(refs, self.legacy_paused)
+        now = time.monotonic()
+        for item in summaries:
+            ref = item.ref
+            self.estimates.set_exact(ref, item.counts, item.paused, ref in self.legacy_paused)
+            self.counts_read_at[ref] = now
+            self.uncertain.pop(ref, None)
+            if self.events_taken.get(ref, 0) != taken[ref]:
+                # Events came in while reading: the read may or may not hold them.
+                self.resync_at[ref] = now + self.settings.resync_interval
+            else:
+                self.resync_at.pop(ref, None)
+        # The oldest event these counts are the first to show (0: a resync shows no new event).
+        pending = [self.moved.pop(item.ref) for item in summaries if item.ref in self.moved]
+        self._publish_counts([item.ref for item in summaries], min(pending, default=0))
+
+    def _publish_counts(
+        self, refs: list[QueueRef], event_at: int, *, everything: bool = False
     ) -> None:
         """``event_at``: when the oldest event behind these counts was written (0: none)."""
         changed = []
-        for item in summaries:
+        for ref in refs:
+            if not self.estimates.known(ref):
+                continue
             entry = {
-                "slug": item.ref.slug,
-                "name": item.ref.name,
-                "counts": item.counts,
-                "paused": item.paused,
+                "slug": ref.slug,
+                "name": ref.name,
+                "counts": self.estimates.counts(ref),
+                "paused": self.estimates.paused(ref),
             }
-            if everything or self.last_counts.get(item.ref) != entry:
+            if everything or self.last_counts.get(ref) != entry:
                 changed.append(entry)
-            self.last_counts[item.ref] = entry
+            self.last_counts[ref] = entry
         if not changed:
             return
         at = _now_ms()
-        await self.publish(
+        self._emit(
             ("overview",), {"type": "counts", "queues": changed, "at": at, "eventAt": event_at}
         )
         for entry in changed:
             if entry["slug"] in self.watched_queues:
-                await self.publish(
+                self._emit(
                     ("queue", entry["slug"]),
                     {"type": "counts", "queues": [entry], "at": at, "eventAt": event_at},
                 )
 
-    async def _flush_progress(self) -> None:
+    def _flush_progress(self) -> None:
         pending, self.progress = self.progress, {}
         for ref, jobs in pending.items():
             updates = [
                 {"id": job_id, "progress": value, "at": at} for job_id, (value, at) in jobs.items()
             ]
             if ref.slug in self.watched_queues:
-                await self.publish(
+                self._emit(
                     ("queue", ref.slug), {"type": "progress", "queue": ref.slug, "updates": updates}
                 )
             for update in updates:
                 if (ref.slug, update["id"]) in self.watched_jobs:
-                    await self.publish(
+                    self._emit(
                         ("job", ref.slug, update["id"]),
                         {"type": "progress", "queue": ref.slug, "updates": [update]},
                     )
 
-    async def _flush_rows(self) -> None:
+    def _take_row_tokens(self, wanted: int) -> int:
+        """Job hashes this pass may read for queue pages (a token bucket of one second)."""
         now = time.monotonic()
+        rate = self.settings.row_reads_per_second
+        self.row_tokens = min(rate, self.row_tokens + (now - self.row_tokens_at) * rate)
+        self.row_tokens_at = now
+        granted = min(wanted, int(self.row_tokens))
+        self.row_tokens -= granted
+        return granted
+
+    async def _flush_rows(self) -> None:
         cap = int(get_config()["LIST_FIELD_CAP"])
         for ref in list(self.changed_jobs):
-            jobs = self.changed_jobs[ref]
+            jobs = self.changed_jobs.pop(ref)
             for_queue = ref.slug in self.watched_queues
             for_jobs = [job_id for job_id in jobs if (ref.slug, job_id) in self.watched_jobs]
             if not for_queue and not for_jobs:
-                del self.changed_jobs[ref]
                 continue
-            if not for_jobs and now - self.rows_read_at.get(ref, 0) < self.settings.rows_interval:
-                continue  # let changes gather: a busy queue is read 5 times a second at most
-            del self.changed_jobs[ref]
-            self.rows_read_at[ref] = now
             # Read the newest changes (and every watched job); the rest go out state-only.
-            newest = list(jobs)[-self.settings.rows_read :] if for_queue else []
+            live = [job_id for job_id, (state, _) in jobs.items() if state != "removed"]
+            granted = self._take_row_tokens(len(live)) if for_queue else 0
+            newest = live[len(live) - granted :] if granted else []
             to_read = list(dict.fromkeys([*newest, *for_jobs]))
-            rows = {row["id"]: row for row in await fetch_jobs(ref, to_read, cap)}
+            fetched = await fetch_jobs(ref, to_read, cap) if to_read else []
+            rows = {row["id"]: row for row in fetched}
             out: list[dict[str, Any]] = []
             removed = []
             for job_id, (state, at) in jobs.items():
@@ -405,7 +462,7 @@ class Follower:
                     out.append(row)
             message = {"type": "rows", "queue": ref.slug, "rows": out, "removed": removed}
             if for_queue:
-                await self.publish(("queue", ref.slug), message)
+                self._emit(("queue", ref.slug), message)
             for job_id in for_jobs:
                 one = {
                     "type": "rows",
@@ -413,7 +470,7 @@ class Follower:
                     "rows": [r for r in out if r["id"] == job_id],
                     "removed": [r for r in removed if r["id"] == job_id],
                 }
-                await self.publish(("job", ref.slug, job_id), one)
+                self._emit(("job", ref.slug, job_id), one)
 
     async def _flush_logs(self, redis: aioredis.Redis) -> None:
         watched = sorted(self.watched_jobs)
@@ -446,7 +503,7 @@ class Follower:
             chunks = await pipe.execute(raise_on_error=False)
         for (key, known, _), lines in zip(grown, chunks, strict=True):
             if isinstance(lines, list):
-                await self.publish(
+                self._emit(
                     ("job", *key),
                     {"type": "logs", "queue": key[0], "id": key[1], "start": known, "lines": lines},
                 )
@@ -459,6 +516,7 @@ class Follower:
             self._due.pop("full", None)  # recovered: re-read everything at once
         else:
             self.last_counts.clear()
+            self.estimates.clear()
             log.warning("live updates: Redis unreachable: %s", detail)
         await self.publish(
             ("status",),

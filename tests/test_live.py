@@ -27,6 +27,7 @@ async def socket() -> AsyncIterator[WebsocketCommunicator]:
     connected, _ = await communicator.connect()
     assert connected
     yield communicator
+    _unread.pop(id(communicator), None)
     await communicator.disconnect()
     await live.stop()
 
@@ -41,13 +42,25 @@ async def wait_for(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            message = await socket.receive_json_from(timeout=max(0.05, deadline - time.monotonic()))
+            message = await receive(socket, max(0.05, deadline - time.monotonic()))
         except TimeoutError:
             break
         if predicate(message):
             return message, seen
         seen.append(message)
     raise AssertionError(f"no matching message in {timeout}s; got {seen!r:.1500}")
+
+
+_unread: dict[int, list[Message]] = {}
+
+
+async def receive(socket: WebsocketCommunicator, timeout: float) -> Message:  # noqa: ASYNC109
+    """The next message, with a ``batch`` taken apart as the page does."""
+    unread = _unread.setdefault(id(socket), [])
+    while not unread:
+        message = await socket.receive_json_from(timeout=timeout)
+        unread.extend(message["messages"] if message.get("type") == "batch" else [message])
+    return unread.pop(0)
 
 
 def counts_of(message: Message, slug: str) -> dict[str, int] | None:

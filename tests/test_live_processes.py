@@ -41,10 +41,11 @@ async def wait_for_waiting(socket: Any, queue: str, count: int, within: float = 
     while time.monotonic() < deadline:
         raw = await asyncio.wait_for(socket.recv(), timeout=deadline - time.monotonic())
         message = json.loads(raw)
-        if message.get("type") == "counts":
-            for entry in message["queues"]:
-                if entry["slug"] == queue and entry["counts"]["waiting"] == count:
-                    return
+        for part in message["messages"] if message.get("type") == "batch" else [message]:
+            if part.get("type") == "counts":
+                for entry in part["queues"]:
+                    if entry["slug"] == queue and entry["counts"]["waiting"] == count:
+                        return
     raise AssertionError(f"{queue} never showed {count} waiting")
 
 

@@ -61,6 +61,7 @@
       return;
     }
     if (redisState === "ok") setStatus("live", "live");
+    if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") message.queues.forEach(applyCounts);
     else if (message.type === "progress") message.updates.forEach(function (u) { applyProgress(message.queue, u); });
     else if (message.type === "rows") applyRows(message);
