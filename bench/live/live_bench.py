@@ -380,42 +380,10 @@ class Viewer:
                     continue
                 self.msgs += 1
                 self.bytes += len(raw)
-                msg = orjson.loads(raw)
-                kind = msg.get("type")
-                self.types[kind] = self.types.get(kind, 0) + 1
-                if kind == "progress" or kind == "rows":
-                    worst = 0.0
-                    if kind == "progress":
-                        hist = rec.hists["progress"]
-                        for u in msg.get("updates", ()):
-                            worst = max(worst, t - u["at"])
-                            hist.add(t - u["at"])
-                            self.progress_updates += 1
-                    else:
-                        hist = rec.hists["rows"]
-                        for row in msg.get("rows", ()):
-                            worst = max(worst, t - row["at"])
-                            hist.add(t - row["at"])
-                            self.row_entries += 1
-                            if self.track_completed and row.get("state") == "completed":
-                                self.completed_ids.add(str(row.get("id")))
-                        for row in msg.get("removed", ()):
-                            worst = max(worst, t - row["at"])
-                            hist.add(t - row["at"])
-                            self.row_entries += 1
-                    sec = int((t - rec.started_ms) / 1000)
-                    if worst > rec.worst_by_second.get(sec, 0.0):
-                        rec.worst_by_second[sec] = worst
-                elif kind == "counts":
-                    event_at = msg.get("eventAt") or 0
-                    if event_at > 0:
-                        key = "overview" if self.kind == "overview" else "queue-counts"
-                        rec.hists[key].add(t - event_at)
-                elif kind == "status":
-                    if msg.get("redis") != "ok":
-                        rec.status_down += 1
-                elif kind == "error":
-                    rec.errors.append(f"viewer {self.idx}: {msg!r:.200}")
+                frame = orjson.loads(raw)
+                batch = frame.get("type") == "batch"
+                for msg in frame["messages"] if batch else [frame]:
+                    self._take(msg, t)
         except ConnectionClosed as exc:
             if not self.closing:
                 rec.closed += 1
@@ -424,6 +392,44 @@ class Viewer:
             raise
         except Exception as exc:  # a parse error must not end the run silently
             rec.errors.append(f"viewer {self.idx}: {type(exc).__name__}: {exc}")
+
+    def _take(self, msg: dict[str, Any], t: float) -> None:
+        rec = self.rec
+        kind = msg.get("type")
+        self.types[kind] = self.types.get(kind, 0) + 1
+        if kind == "progress" or kind == "rows":
+            worst = 0.0
+            if kind == "progress":
+                hist = rec.hists["progress"]
+                for u in msg.get("updates", ()):
+                    worst = max(worst, t - u["at"])
+                    hist.add(t - u["at"])
+                    self.progress_updates += 1
+            else:
+                hist = rec.hists["rows"]
+                for row in msg.get("rows", ()):
+                    worst = max(worst, t - row["at"])
+                    hist.add(t - row["at"])
+                    self.row_entries += 1
+                    if self.track_completed and row.get("state") == "completed":
+                        self.completed_ids.add(str(row.get("id")))
+                for row in msg.get("removed", ()):
+                    worst = max(worst, t - row["at"])
+                    hist.add(t - row["at"])
+                    self.row_entries += 1
+            sec = int((t - rec.started_ms) / 1000)
+            if worst > rec.worst_by_second.get(sec, 0.0):
+                rec.worst_by_second[sec] = worst
+        elif kind == "counts":
+            event_at = msg.get("eventAt") or 0
+            if event_at > 0:
+                key = "overview" if self.kind == "overview" else "queue-counts"
+                rec.hists[key].add(t - event_at)
+        elif kind == "status":
+            if msg.get("redis") != "ok":
+                rec.status_down += 1
+        elif kind == "error":
+            rec.errors.append(f"viewer {self.idx}: {msg!r:.200}")
 
     async def close(self) -> None:
         self.closing = True
@@ -527,6 +533,23 @@ def poll_cost(r: redis_py.Redis, port: int, polls: int) -> tuple[float, dict[str
     total = sum(calls.values()) - max(0, idle) * elapsed
     by_cmd = {k: v / polls for k, v in sorted(calls.items(), key=lambda kv: -kv[1])}
     return total / polls, by_cmd
+
+
+def wait_for_retention(r: redis_py.Redis, prefix: str, mix: str, keep: int, limit_s: float) -> None:
+    """Wait until every loaded queue keeps ``keep`` completed jobs: from then on each completion
+    also trims one (BullMQ's removeOnComplete), so the load's cost per job is steady and the
+    baselines measure what the later windows pay."""
+    queues = [part.split(":", 1)[0] for part in mix.split(",") if part]
+    deadline = time.monotonic() + limit_s
+    while True:
+        short = {q: int(r.zcard(f"{prefix}:{q}:completed")) for q in queues}  # type: ignore[arg-type]
+        short = {q: n for q, n in short.items() if n < keep}
+        if not short:
+            return
+        if time.monotonic() > deadline:
+            log(f"⚠ retention not reached in {limit_s:g} s: {short}")
+            return
+        time.sleep(1.0)
 
 
 # --------------------------------------------------------------------------
@@ -1352,7 +1375,7 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     log(meta["bull board poll"])
 
     # Load.
-    duration = plan_seconds(args) + 180
+    duration = plan_seconds(args) + 180 + 150  # + the wait for retention
     load_log = tmp / "live_load.log"
     load_cmd = [
         "node",
@@ -1381,6 +1404,7 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
             "the load generator did not start:\n" + load_log.read_text(errors="replace")[-3000:]
         )
     log(f"warm-up done: {s.added} jobs added, {s.completed} completed")
+    wait_for_retention(r, args.prefix, args.mix, keep=1000, limit_s=150)
 
     meta["cpu"] = f"{cpu_model()} ({os.cpu_count()} CPUs), {platform.system()} {platform.release()}"
     meta["load"] = (
