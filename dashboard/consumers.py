@@ -6,7 +6,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from dashboard import live
+from dashboard import fanout, live
 from dashboard.access import allows, read_check
 from dashboard.principal import from_scope
 from queues import interest
@@ -75,18 +75,20 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def disconnect(self, code: int) -> None:
         await self._unwatch_all()
         for group in list(getattr(self, "groups_joined", ())):
-            await self.channel_layer.group_discard(group, self.channel_name)
+            await fanout.hub().leave(group, self._deliver)
+        self.groups_joined = set()
 
-    async def live_message(self, event: dict[str, Any]) -> None:
+    async def _deliver(self, text: str) -> None:
+        """A live message for this page (from the process's hub, already encoded)."""
         try:
-            await self.send(text_data=event["text"])
+            await self.send(text_data=text)
         except Exception:  # the socket closed under us: stop watching now, not never
             await self._unwatch_all()
 
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = live.group_name(topic)
         if group not in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+            await fanout.hub().join(group, self._deliver)
             self.groups_joined.add(group)
 
     async def _unwatch_all(self) -> None:
@@ -100,5 +102,5 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         status = live.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):
             if group != status:
-                await self.channel_layer.group_discard(group, self.channel_name)
+                await fanout.hub().leave(group, self._deliver)
                 self.groups_joined.discard(group)

@@ -1,8 +1,8 @@
 """Wiring the queue layer's follower to Channels: topics become channel-layer groups.
 
 The follower runs once per server process (started by the first websocket that connects) and
-only the process holding the live lease reads Redis; every process's consumers get the messages
-through the channel layer.
+only the process holding the live lease reads Redis; every process gets the messages through
+the channel layer, once per process, and hands them to its own pages (fanout.py).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from dashboard import fanout
 from queues.follower import Follower, Topic
 from queues.jsontext import dumps
 
@@ -34,7 +35,8 @@ async def publish(topic: Topic, message: dict[str, Any]) -> None:
     if layer is not None:
         # Encoded once here, not once per watching page.
         text = dumps(message).decode()
-        await layer.group_send(group_name(topic), {"type": "live.message", "text": text})
+        group = group_name(topic)
+        await layer.group_send(group, {"type": "live.message", "group": group, "text": text})
 
 
 def ensure_started() -> Follower:
@@ -49,9 +51,10 @@ def ensure_started() -> Follower:
 
 
 async def stop() -> None:
-    """Stop this loop's follower (tests, shutdown)."""
+    """Stop this loop's follower and fan-out (tests, shutdown)."""
     running = _running.pop(asyncio.get_running_loop(), None)
     if running is not None:
         running[1].cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await running[1]
+    await fanout.close()

@@ -1,0 +1,94 @@
+"""Process-local fan-out of live messages: one channel-layer subscriber per server process.
+
+Joining every websocket to channel-layer groups makes the layer deliver each message once per
+page, and Channels' in-memory layer sweeps all its channels on every receive: the cost of a
+message grows with the square of the pages watching. Here each process joins the groups once,
+with one channel of its own, and hands each message to the pages of that process that watch
+the topic. The channel layer (in memory, or channels-redis between processes) carries a message
+once per process, however many pages are open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+log = logging.getLogger("bullpen.live")
+
+Deliver = Callable[[str], Awaitable[None]]
+
+
+class Hub:
+    def __init__(self) -> None:
+        self.members: dict[str, set[Deliver]] = {}
+        self.channel: str | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def join(self, group: str, deliver: Deliver) -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        async with self._lock:
+            if self.channel is None:
+                self.channel = await layer.new_channel(prefix="bullpen-hub.")
+                self._pump = asyncio.ensure_future(self._run(layer, self.channel))
+            if group not in self.members:
+                self.members[group] = set()
+                await layer.group_add(group, self.channel)
+            self.members[group].add(deliver)
+
+    async def leave(self, group: str, deliver: Deliver) -> None:
+        layer = get_channel_layer()
+        async with self._lock:
+            members = self.members.get(group)
+            if members is None:
+                return
+            members.discard(deliver)
+            if not members:
+                del self.members[group]
+                if layer is not None and self.channel is not None:
+                    await layer.group_discard(group, self.channel)
+
+    async def _run(self, layer: Any, channel: str) -> None:
+        while True:
+            message = await layer.receive(channel)
+            members = self.members.get(message.get("group", ""))
+            if not members:
+                continue
+            text = message["text"]
+            for deliver in list(members):
+                try:
+                    await deliver(text)
+                except Exception:  # one broken socket must not stop the others' updates
+                    log.debug("live message not delivered", exc_info=True)
+
+    async def close(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        self._pump, self.channel, self.members = None, None, {}
+
+
+_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+
+
+def hub() -> Hub:
+    """This event loop's hub (a server process runs one loop; tests run one per test)."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        found = _hubs[loop] = Hub()
+    return found
+
+
+async def close() -> None:
+    found = _hubs.pop(asyncio.get_running_loop(), None)
+    if found is not None:
+        await found.close()
