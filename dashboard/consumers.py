@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -9,7 +10,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from dashboard import fanout, live
 from dashboard.access import allows, read_check
 from dashboard.principal import from_scope
-from queues import interest
+from queues import counts, interest
 
 MAX_WATCHES = 50
 
@@ -49,8 +50,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 interest.local.watch_overview()
         elif watch == "queue" and isinstance(content.get("queue"), str):
             slug = content["queue"]
-            await self._join(("overview",))  # tab counts come with the overview's
-            await self._join(("queue", slug))
+            await self._join(("queue", slug))  # its counts, rows and progress
             if slug not in self.queues:
                 self.queues.add(slug)
                 interest.local.watch_queue(slug)
@@ -68,7 +68,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.send_json({"type": "error", "error": "unknown watch"})
             return
         follower.wake.set()
-        snapshot = follower.snapshot()
+        snapshot = follower.snapshot() or await _read_snapshot()
         if snapshot is not None:
             await self.send_json(snapshot)
 
@@ -104,3 +104,17 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if group != status:
                 await fanout.hub().leave(group, self._deliver)
                 self.groups_joined.discard(group)
+
+
+async def _read_snapshot() -> dict[str, Any] | None:
+    """Counts for a page whose process has none yet (it started a moment ago, or another
+    process reads the event streams): one round trip, as a page load costs."""
+    try:
+        found = await counts.summaries()
+    except Exception:  # Redis away: the status message says so, counts come when it is back
+        return None
+    queues = [
+        {"slug": s.ref.slug, "name": s.ref.name, "counts": s.counts, "paused": s.paused}
+        for s in found
+    ]
+    return {"type": "counts", "queues": queues, "at": int(time.time() * 1000)}

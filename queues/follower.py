@@ -69,8 +69,8 @@ class LiveSettings:
     read_pause: float = 0.1
     # Job hashes read for watched queue pages, per second (the newest changes first); other
     # state changes go out without their hash (the page moves or drops those rows).
-    row_reads_per_second: float = 12.0
-    full_refresh: float = 10.0
+    row_reads_per_second: float = 10.0
+    full_refresh: float = 15.0
     logs_interval: float = 1.0
     interest_interval: float = 1.0
     block_ms: int = 1000
@@ -424,12 +424,17 @@ class Follower:
                         {"type": "progress", "queue": ref.slug, "updates": [update]},
                     )
 
+    ROW_READ_BATCH = 3
+
     def _take_row_tokens(self, wanted: int) -> int:
-        """Job hashes this pass may read for queue pages (a token bucket of one second)."""
+        """Job hashes this pass may read for queue pages (a token bucket of one second), in
+        batches of a few: each read is a script call of its own."""
         now = time.monotonic()
         rate = self.settings.row_reads_per_second
         self.row_tokens = min(rate, self.row_tokens + (now - self.row_tokens_at) * rate)
         self.row_tokens_at = now
+        if self.row_tokens < min(wanted, self.ROW_READ_BATCH):
+            return 0
         granted = min(wanted, int(self.row_tokens))
         self.row_tokens -= granted
         return granted

@@ -59,7 +59,7 @@ async def test_events_move_counts_to_what_redis_holds(peer: Peer, redis_client: 
     assert Effect.MOVED in effects
     assert Effect.UNCERTAIN not in effects
     truth, _ = await exact(MAIL)
-    assert truth["completed"] == 4 and truth["failed"] == 2 and truth["delayed"] == 1
+    assert (truth["completed"], truth["failed"], truth["delayed"]) == (4, 2, 1), truth
     assert estimates.counts(MAIL) == truth
 
 

@@ -110,6 +110,12 @@ async def test_queue_watch_gets_rows_and_progress(
     await run_peer(peer, "add", "--queue", "img", "--name", "first", "--data", "{}")
     await socket.send_json_to({"watch": "queue", "queue": "img"})
     await wait_for(socket, lambda m: (counts_of(m, "img") or {}).get("waiting") == 1)
+    # Rows come from the event stream: wait until the follower follows this new queue's.
+    follower = live.ensure_started()
+    for _ in range(100):
+        if any(ref.name == "img" for ref in follower.refs.values()):
+            break
+        await asyncio.sleep(0.1)
     added = await run_peer(
         peer, "add", "--queue", "img", "--name", "resize", "--data", '{"w": 640}'
     )
