@@ -245,7 +245,7 @@ class Follower:
             await self._set_redis_ok(True)
             if self.leader and not was_leader:
                 log.info("live updates: this process now reads the event streams")
-                self._due.pop("full", None)
+                self._restart_streams()
         if not self.leader:
             return
         if self._due_now("watchers", self.settings.interest_interval):
@@ -253,12 +253,7 @@ class Follower:
             self.watched_queues, self.watched_jobs, self.overview_watched = watched
             if self.watched_queues or self.watched_jobs or self.overview_watched:
                 if self.idle:
-                    # Back from idle: start again from the streams' ends, with fresh counts.
-                    self.refs.clear()
-                    self.last_ids.clear()
-                    self.changed_jobs.clear()
-                    self.estimates.clear()
-                    self._due.pop("full", None)
+                    self._restart_streams()
                 self.idle_since = None
             elif self.idle_since is None:
                 self.idle_since = time.monotonic()
@@ -275,6 +270,18 @@ class Follower:
             await self.sampler.flush(redis, _now_ms())
         if self.watched_jobs and self._due_now("logs", self.settings.logs_interval):
             await self._flush_logs(redis)
+
+    def _restart_streams(self) -> None:
+        """After a time of not reading (idle, or another process held the lease): start again
+        from the streams' ends, with fresh counts, rather than replay what the counts hold."""
+        self.refs.clear()
+        self.last_ids.clear()
+        self.changed_jobs.clear()
+        self.estimates.clear()
+        self.moved.clear()
+        self.uncertain.clear()
+        self.resync_at.clear()
+        self._due.pop("full", None)
 
     def _emit(self, topic: Topic, message: dict[str, Any]) -> None:
         self._outbox.setdefault(topic, []).append(message)
