@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 import redis
 from django.test import override_settings
+from redis._parsers.resp3 import _AsyncRESP3Parser
 
 from queues.runner import Producer, QueueOptions, Registry
+from queues.runner.multiplex import MultiplexedRedis
 from queues.runner.redis_client import HiredisConnection, HiredisSSLConnection, runner_client
 from tests.redis_server import RedisServer, free_port
 from tests.worker_fixtures import Runners, runners, wait_for  # noqa: F401 - fixtures
@@ -129,8 +131,20 @@ async def test_tls(
     assert check.hget("bull:secure:1", "returnvalue") == '{"n":1}'
 
 
-async def test_one_connection_carries_many_callers(redis_client: Any) -> None:
+@pytest.fixture(params=["as-they-arrive", "reader-task"])
+def mux_client(request: pytest.FixtureRequest) -> MultiplexedRedis:
+    """The runner's client, reading replies in its data_received (hiredis, as deployed) or,
+    with redis-py's pure-Python parser, in a reader task."""
     client = runner_client(blocking=False)
+    if request.param == "reader-task":
+        client.connection_pool.connection_kwargs["parser_class"] = _AsyncRESP3Parser
+    return client
+
+
+async def test_one_connection_carries_many_callers(
+    redis_client: Any, mux_client: MultiplexedRedis
+) -> None:
+    client = mux_client
     try:
         await client.client_setname("bullpen-mux-test")
         # 200 callers at once: one connection, replies in order, each to its caller.
@@ -153,6 +167,19 @@ async def test_one_connection_carries_many_callers(redis_client: Any) -> None:
         await client.script_flush()
         assert await echo(args=["again"]) == "again"
 
+        # Replies of every shape: integers, nil, maps, sets, floats, nested arrays.
+        await client.hset("h", mapping={"a": "1"})
+        await client.sadd("s", "x")
+        await client.zadd("z", {"m": 1.5})
+        assert await client.hgetall("h") == {"a": "1"}
+        assert await client.smembers("s") == {"x"}
+        assert await client.zrange("z", 0, -1, withscores=True) == [("m", 1.5)]
+        assert await client.get("missing") is None
+        assert await client.eval("return {1, {'a', false}}", 0) == [1, ["a", None]]
+        # Read as they arrive unless the connection has no hiredis parser.
+        python_parser = client.connection_pool.connection_kwargs.get("parser_class")
+        assert (client._replies is None) is (python_parser is _AsyncRESP3Parser)
+
         # A killed connection fails what was in flight; the next commands reconnect.
         redis_client.client_kill_filter(_type="normal", skipme=True)
         for _ in range(3):
@@ -165,3 +192,28 @@ async def test_one_connection_carries_many_callers(redis_client: Any) -> None:
             pytest.fail("the client did not reconnect")
     finally:
         await client.aclose()
+
+
+async def test_a_silent_server_times_commands_out(redis_client: Any) -> None:
+    url = redis_client_url(redis_client)
+    client = MultiplexedRedis.from_url(url, decode_responses=True, socket_timeout=0.3)
+    try:
+        assert await client.ping() is True
+        redis_client.execute_command("CLIENT", "PAUSE", 1000, "ALL")
+        started = time.monotonic()
+        with pytest.raises(redis.TimeoutError):
+            await client.get("anything")
+        assert 0.25 < time.monotonic() - started < 0.9
+        # A slow reply within the timeout is fine, and the client reconnects after a timeout.
+        await asyncio.sleep(1.0)
+        redis_client.execute_command("CLIENT", "PAUSE", 200, "ALL")
+        assert await client.set("k", "v") is True
+        assert await client.get("k") == "v"
+    finally:
+        redis_client.execute_command("CLIENT", "UNPAUSE")
+        await client.aclose()
+
+
+def redis_client_url(redis_client: Any) -> str:
+    kwargs = redis_client.connection_pool.connection_kwargs
+    return f"redis://{kwargs.get('host', '127.0.0.1')}:{kwargs['port']}/0"

@@ -6,7 +6,8 @@ Where things are:
 - ``options.py``: per-queue options and their safe defaults; ``limiter.py``: the rate limiter;
   ``fairness.py``: per-tenant fairness; ``schedules.py``: repeatable jobs;
 - ``worker.py``: the worker's job loop; ``dispatch.py``: running one handler;
-  ``context.py``: what a handler may do (progress, log lines);
+  ``context.py``: what a handler may do (progress, log lines); ``jobs.py`` + ``finish.py``:
+  a fetched job's ``Job``, and its completion, with less Python per job;
 - ``dead_letter.py``: the dead-letter queue and replay; ``job_ids.py``: idempotent job ids;
   ``producer.py``: adding jobs;
 - ``runner.py`` + ``shutdown.py``: starting and stopping; ``redis_client.py`` +

@@ -45,22 +45,18 @@ class Dispatcher:
                 if wait > 0:
                     raise Deferred(tenant, wait)
         spec = self.spec
-        context = JobContext(
-            queue=spec.queue,
-            job_id=str(job.id),
-            name=str(job.name),
-            attempt=int(job.attemptsMade) + 1,
-            max_attempts=int(job.opts.get("attempts") or 1),
-            job=job,
-        )
         if spec.is_async:
             if spec.wants_context:
-                result = await spec.func(job.data, context)
+                result = await spec.func(job.data, _context(spec, job))
             else:
                 result = await spec.func(job.data)
         else:
             loop = asyncio.get_running_loop()
-            args = (job.data, SyncJobContext(context, loop)) if spec.wants_context else (job.data,)
+            args = (
+                (job.data, SyncJobContext(_context(spec, job), loop))
+                if spec.wants_context
+                else (job.data,)
+            )
             result = await loop.run_in_executor(self.executor, functools.partial(spec.func, *args))
         if result is not None and not isinstance(result, str | int | bool):
             try:
@@ -69,3 +65,15 @@ class Dispatcher:
                 message = f"{spec.path} returned a value that is not JSON: {error}"
                 raise NotJSONError(message) from error
         return result
+
+
+def _context(spec: HandlerSpec, job: Job) -> JobContext:
+    # Built only for handlers that take a context: the others would pay for it on every job.
+    return JobContext(
+        queue=spec.queue,
+        job_id=str(job.id),
+        name=str(job.name),
+        attempt=int(job.attemptsMade) + 1,
+        max_attempts=int(job.opts.get("attempts") or 1),
+        job=job,
+    )

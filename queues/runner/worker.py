@@ -17,6 +17,8 @@ What it changes in the Python package's worker:
   running; the package's own ``close()`` stops renewing while jobs still run), then abandon what
   is left at the deadline: such jobs stay active and are recovered as stalled by another worker.
 - **A JSON log line per job event** (logs.py).
+- **Less Python per job**: jobs are built (jobs.py) and completed (finish.py) as bullmq does
+  it, without its per-job rebuilding of constant keys and options.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from bullmq.custom_errors import DelayedError, UnrecoverableError, WaitingChildr
 
 from queues.runner.dead_letter import dead_letter_id, fail_finally
 from queues.runner.dispatch import Deferred, Dispatcher
+from queues.runner.finish import Completer
+from queues.runner.jobs import job_from_raw
 from queues.runner.limiter import resume_at
 from queues.runner.logs import log_event
 from queues.runner.registry import HandlerSpec
@@ -44,6 +48,11 @@ async def _no_processor(job: Job, token: str) -> None:  # processJob below runs 
 
 
 class RunnerWorker(Worker):  # type: ignore[misc]
+    # The package's fetch state (set by bullmq's Worker), read and set below.
+    drained: bool
+    blockUntil: int
+    limitUntil: int
+
     def __init__(
         self,
         spec: HandlerSpec,
@@ -66,6 +75,7 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         self._abandoning = False
         self._slots: set[asyncio.Future[Any]] = set()
         self._run_task: asyncio.Future[Any] | None = None
+        self.completer = Completer(self.scripts)
         self.on("stalled", self._on_stalled)
         self.on("error", self._on_error)
 
@@ -139,12 +149,37 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         delay_until: int = 0,
         token: str | None = None,
     ) -> Job | None:
-        job = await super().nextJobFromJobData(job_data, job_id, limit_until, delay_until, token)
-        if job is None and limit_until and int(limit_until) > 0:
-            # Rate limited: block on the marker until the limiter's window ends.
-            self.blockUntil = resume_at(_now_ms(), int(limit_until))
+        # bullmq's, with the job built by job_from_raw (jobs.py) instead of Job.fromJSON.
+        self.limitUntil = max(limit_until, 0) or 0
+        if not job_data and not self.drained:
             self.drained = True
+            self.blockUntil = 0
+        if delay_until:
+            self.blockUntil = max(int(delay_until), 0) or 0
+        if not job_data:
+            if limit_until and int(limit_until) > 0:
+                # Rate limited: block on the marker until the limiter's window ends.
+                self.blockUntil = resume_at(_now_ms(), int(limit_until))
+                self.drained = True
+            return None
+        self.drained = False
+        job = job_from_raw(self, job_data, job_id)
+        job.token = token
+        if job.repeatJobKey:
+            await self._schedule_next(job)
         return job
+
+    async def _schedule_next(self, job: Job) -> None:
+        """bullmq's: materialize the next iteration of the scheduler that produced ``job``."""
+        try:
+            await self.retryIfFailed(
+                lambda: self._scheduleNextIteration(job),
+                {"delay_in_ms": self.opts.get("runRetryDelay")},
+            )
+        except Exception as error:
+            # The job is active already and still runs; its scheduler's next run is lost.
+            message = f"Failed to add repeatable job for next iteration: {error}"
+            self.emit("error", RuntimeError(message))
 
     async def _next(self, raw: Any, token: str) -> Job | None:
         if not raw or not isinstance(raw, list):
@@ -222,7 +257,7 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         self, job: Job, token: str, result: Any, started: float, fields: dict[str, Any]
     ) -> Job | None:
         try:
-            moved = await self.backend.moveToCompleted(
+            moved = await self.completer.complete(
                 job,
                 result,
                 job.opts.get("removeOnComplete", False),
