@@ -27,6 +27,7 @@ from queues.errors import (
     QueueNotFound,
     RedisUnavailable,
 )
+from queues.failure_groups import forget_shared
 
 View = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 Action = Callable[..., Coroutine[Any, Any, ActionResult]]
@@ -181,6 +182,7 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 status = status_of(error)
                 await done(status, str(error))
                 return json_error(str(error), status)
+            forget_shared(result.queue or queue)  # the failed tab shows what the action did
             await done(200, result=result)
             response = JsonResponse(result.as_json())
             if request.headers.get("HX-Request"):

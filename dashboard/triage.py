@@ -15,7 +15,7 @@ from queues.actions.result import ActionResult
 from queues.alerts import evaluate
 from queues.counts import summaries
 from queues.errors import BadParameter
-from queues.failure_groups import failure_groups
+from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
 from queues.recent import finished_since
@@ -49,7 +49,7 @@ async def find_api(request: HttpRequest) -> JsonResponse:
 @api_view
 async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
     budget = request.GET.get("budget")
-    report = await failure_groups(await queue_ref(queue), int(budget) if budget else None)
+    report = await shared_failure_groups(await queue_ref(queue), int(budget) if budget else None)
     return JsonResponse(report.as_json())
 
 
@@ -103,7 +103,7 @@ async def find_page(request: HttpRequest) -> HttpResponse:
 @page_view
 async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
-    report = await failure_groups(ref)
+    report = await shared_failure_groups(ref)
     return render(request, "bullpen/_groups.html", {"report": report, "queue": {"slug": ref.slug}})
 
 

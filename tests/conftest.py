@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from django.test import AsyncClient, override_settings
 
-from queues import connection
+from queues import connection, failure_groups
 from queues.actions import handles
 from tests.redis_server import RedisServer, free_port
 
@@ -40,6 +40,7 @@ def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]
         server.start()
     with server.client() as client:
         client.flushall()
+    failure_groups.reset_shared()
     config = {
         "REDIS_URL": server.url,
         "PREFIXES": ["bull"],

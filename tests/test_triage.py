@@ -13,7 +13,7 @@ from bullmq import Worker
 from django.test import AsyncClient, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from queues.failure_groups import normalise, signature
+from queues.failure_groups import forget_shared, normalise, signature
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
 
@@ -113,6 +113,23 @@ async def test_failure_groups_for_mixed_errors(
     assert retried.status_code == 200 and retried.json()["count"] == 4
     assert redis_client.zcard("bull:mail:failed") == 5
     assert redis_client.llen("bull:mail:wait") == 4
+    # The action forgot the shared report: the page shows the groups that are left.
+    after = (await client.get("/queues/api/queues/mail/failure-groups/")).json()
+    assert {g["reason"] for g in after["groups"]} == {
+        "timeout after <n> ms",
+        "connection refused to <ip>:<n>",
+    }
+
+    # Twenty pages asking at once (a failure just arrived) cost one scan of the failed set.
+    def scans() -> int:
+        stats = redis_client.info("commandstats").get("cmdstat_zrevrange", {})
+        return int(stats.get("calls", 0))
+
+    forget_shared("mail")
+    before = scans()
+    pages = await asyncio.gather(*(client.get("/queues/q/mail/groups/") for _ in range(20)))
+    assert all(p.status_code == 200 for p in pages)
+    assert scans() - before == 1
 
 
 async def test_workers_of_both_libraries(
