@@ -63,14 +63,14 @@ class LiveSettings:
     # Counts move with the events (count_estimate.py); an exact re-read follows an event the
     # estimate cannot follow within counts_interval, and any change within resync_interval.
     counts_interval: float = 0.25
-    resync_interval: float = 3.0
+    resync_interval: float = 5.0
     batch_window: float = 0.05
     # Pause after a read that returned events, so that a busy stream is read in batches.
     read_pause: float = 0.1
     # Job hashes read for watched queue pages, per second (the newest changes first); other
     # state changes go out without their hash (the page moves or drops those rows).
-    row_reads_per_second: float = 10.0
-    full_refresh: float = 15.0
+    row_reads_per_second: float = 6.0
+    full_refresh: float = 30.0
     logs_interval: float = 1.0
     interest_interval: float = 1.0
     block_ms: int = 1000
