@@ -12,6 +12,7 @@ from django.http import HttpRequest
 
 from dashboard import live
 from dashboard.guards import mutation_view
+from dashboard.params import whole_number
 from queues.actions import job_actions, queue_actions
 from queues.actions.result import ActionResult
 from queues.discovery import known
@@ -36,16 +37,6 @@ def params(request: HttpRequest) -> dict[str, Any]:
             values = request.POST.getlist(key)
             merged[key] = values if key == "ids" else values[-1]
     return merged
-
-
-def _int(values: dict[str, Any], name: str, default: int | None = None) -> int:
-    raw = values.get(name, default)
-    if raw is None or raw == "":
-        raise BadParameter(f"{name} is required")
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        raise BadParameter(f"{name} must be a whole number") from None
 
 
 def _json_value(values: dict[str, Any], name: str, default: Any = None) -> Any:
@@ -100,7 +91,7 @@ async def duplicate_job(request: HttpRequest, queue: str, job_id: str) -> Action
 
 @mutation_view("priority")
 async def change_priority(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
-    priority = _int(params(request), "priority")
+    priority = whole_number(params(request), "priority")
     return await job_actions.change_priority(await queue_ref(queue), job_id, priority)
 
 
@@ -135,7 +126,10 @@ async def clean(request: HttpRequest, queue: str) -> ActionResult:
     values = params(request)
     state = str(values.get("state") or "")
     return await queue_actions.clean(
-        await queue_ref(queue), state, _int(values, "grace_ms", 0), _int(values, "limit", 0)
+        await queue_ref(queue),
+        state,
+        whole_number(values, "grace_ms", 0),
+        whole_number(values, "limit", 0),
     )
 
 

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from queues.conf import get_config
 from queues.errors import BadParameter
 
 
-def _int(query: Mapping[str, str], name: str, default: int) -> int:
-    raw = query.get(name)
-    if raw in (None, ""):
+def whole_number(values: Mapping[str, Any], name: str, default: int | None = None) -> int:
+    """``values[name]`` as an int; missing or empty: ``default``, or an error if there is none."""
+    raw = values.get(name)
+    if raw is None or raw == "":
+        if default is None:
+            raise BadParameter(f"{name} is required")
         return default
     try:
         return int(raw)
-    except ValueError:
+    except (TypeError, ValueError):
         raise BadParameter(f"{name} must be a whole number") from None
 
 
@@ -22,7 +26,7 @@ def page_params(
     query: Mapping[str, str], default_state: str = "waiting"
 ) -> tuple[str, int, int, str]:
     state = query.get("state") or default_state
-    page = _int(query, "page", 1)
-    per_page = _int(query, "per_page", int(get_config()["DEFAULT_PAGE_SIZE"]))
+    page = whole_number(query, "page", 1)
+    per_page = whole_number(query, "per_page", int(get_config()["DEFAULT_PAGE_SIZE"]))
     order = query.get("order") or "desc"
     return state, page, per_page, order
