@@ -71,6 +71,8 @@ class LiveSettings:
     # state changes go out without their hash (the page moves or drops those rows).
     row_reads_per_second: float = 6.0
     full_refresh: float = 30.0
+    # New queues are looked for this often (through discovery's cache, DISCOVERY_INTERVAL).
+    discover_interval: float = 5.0
     logs_interval: float = 1.0
     interest_interval: float = 1.0
     block_ms: int = 1000
@@ -257,10 +259,19 @@ class Follower:
                 self.idle_since = None
             elif self.idle_since is None:
                 self.idle_since = time.monotonic()
+        # This process's own pages count at once, not after the next exchange of interest.
+        local = interest.local
+        if not local.empty:
+            self.watched_queues.update(local.queues)
+            self.watched_jobs.update(local.jobs)
+            self.overview_watched = self.overview_watched or local.overview > 0
+            self.idle_since = None
         if self.idle:
             return  # nobody watches any page: read nothing until someone does
         if self._due_now("full", self.settings.full_refresh):
             await self._full_refresh(redis)
+        elif self._due_now("discover", self.settings.discover_interval):
+            await self._adopt_new(redis)
         elif self._due_now("adopt", 1.0):
             await self._adopt_watched(redis)
         self._flush_progress()
@@ -308,6 +319,16 @@ class Follower:
                 continue
             if await known(ref):
                 new.append(ref)
+        if new:
+            await self._follow(redis, new)
+            self.refs.update({ref.key("events"): ref for ref in new})
+            await self._read_exact(new)
+
+    async def _adopt_new(self, redis: aioredis.Redis) -> None:
+        """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
+        found = await discovered()
+        self.legacy_paused = found.legacy_paused
+        new = [ref for ref in found.queues if ref.key("events") not in self.refs]
         if new:
             await self._follow(redis, new)
             self.refs.update({ref.key("events"): ref for ref in new})

@@ -65,6 +65,7 @@ class Interest:
             {
                 "queues": sorted(self.queues),
                 "jobs": sorted(self.jobs),
+                "overview": self.overview > 0,
                 "at": int(time.time() * 1000),
             }
         )

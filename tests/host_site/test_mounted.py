@@ -151,9 +151,11 @@ async def _receive_until(socket: Any, wanted: Any, timeout: float = 15) -> dict[
             message = await socket.receive_json_from(timeout=max(0.05, deadline - time.monotonic()))
         except TimeoutError:
             break
-        if wanted(message):
-            return dict(message)
-        seen.append(message)
+        # Several updates of one moment arrive as one "batch" message.
+        for part in message["messages"] if message.get("type") == "batch" else [message]:
+            if wanted(part):
+                return dict(part)
+            seen.append(part)
     raise AssertionError(f"no matching message in {timeout}s: {seen!r:.1000}")
 
 
