@@ -64,7 +64,7 @@ class LiveSettings:
     # estimate cannot follow within counts_interval, and any change within resync_interval.
     counts_interval: float = 0.25
     resync_interval: float = 5.0
-    batch_window: float = 0.05
+    batch_window: float = 0.02
     # Pause after a read that returned events, so that a busy stream is read in batches.
     read_pause: float = 0.1
     # Job hashes read for watched queue pages, per second (the newest changes first); other
