@@ -11,6 +11,7 @@ from dashboard import fanout, live
 from dashboard.access import allows, read_check
 from dashboard.principal import from_scope
 from queues import counts, interest
+from queues.follower import counts_entry
 
 MAX_WATCHES = 50
 
@@ -113,8 +114,5 @@ async def _read_snapshot() -> dict[str, Any] | None:
         found = await counts.summaries()
     except Exception:  # Redis away: the status message says so, counts come when it is back
         return None
-    queues = [
-        {"slug": s.ref.slug, "name": s.ref.name, "counts": s.counts, "paused": s.paused}
-        for s in found
-    ]
+    queues = [counts_entry(s.ref, s.counts, s.paused) for s in found]
     return {"type": "counts", "queues": queues, "at": int(time.time() * 1000)}

@@ -37,7 +37,7 @@ from queues.conf import get_config
 from queues.connection import get_client, new_client
 from queues.count_estimate import CountEstimates, Effect
 from queues.counts import read_summaries
-from queues.discovery import discovered, known
+from queues.discovery import Discovered, discovered, known
 from queues.errors import RedisUnavailable
 from queues.events import QueueEvent, parse_entry
 from queues.keys import QueueRef
@@ -82,6 +82,11 @@ class LiveSettings:
     def from_config(cls) -> LiveSettings:
         given = get_config().get("LIVE", {}) or {}
         return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
+
+
+def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> dict[str, Any]:
+    """One queue in a ``counts`` message."""
+    return {"slug": ref.slug, "name": ref.name, "counts": counts, "paused": paused}
 
 
 def _now_ms() -> int:
@@ -271,7 +276,7 @@ class Follower:
         if self._due_now("full", self.settings.full_refresh):
             await self._full_refresh(redis)
         elif self._due_now("discover", self.settings.discover_interval):
-            await self._adopt_new(redis)
+            await self._follow_discovered(redis)
         elif self._due_now("adopt", 1.0):
             await self._adopt_watched(redis)
         self._flush_progress()
@@ -319,40 +324,34 @@ class Follower:
                 continue
             if await known(ref):
                 new.append(ref)
-        if new:
-            await self._follow(redis, new)
-            self.refs.update({ref.key("events"): ref for ref in new})
-            await self._read_exact(new)
+        await self._follow(redis, new)
+        await self._read_exact(new)
 
-    async def _adopt_new(self, redis: aioredis.Redis) -> None:
+    async def _follow_discovered(self, redis: aioredis.Redis) -> Discovered:
         """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
         found = await discovered()
         self.legacy_paused = found.legacy_paused
         new = [ref for ref in found.queues if ref.key("events") not in self.refs]
-        if new:
-            await self._follow(redis, new)
-            self.refs.update({ref.key("events"): ref for ref in new})
-            await self._read_exact(new)
+        await self._follow(redis, new)
+        await self._read_exact(new)
+        return found
 
     async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
-        if new:
-            # Start each new stream at its current end; what came before is in the counts.
-            async with redis.pipeline(transaction=False) as pipe:
-                for ref in new:
-                    pipe.xrevrange(ref.key("events"), count=1)
-                tails = await pipe.execute(raise_on_error=False)
-            for ref, tail in zip(new, tails, strict=True):
-                last = tail[0][0] if isinstance(tail, list) and tail else "0-0"
-                self.last_ids[ref.key("events")] = last
+        """Follow ``new`` queues' streams from their current ends: what came before is in
+        the counts."""
+        if not new:
+            return
+        async with redis.pipeline(transaction=False) as pipe:
+            for ref in new:
+                pipe.xrevrange(ref.key("events"), count=1)
+            tails = await pipe.execute(raise_on_error=False)
+        for ref, tail in zip(new, tails, strict=True):
+            last = tail[0][0] if isinstance(tail, list) and tail else "0-0"
+            self.last_ids[ref.key("events")] = last
+            self.refs[ref.key("events")] = ref
 
     async def _full_refresh(self, redis: aioredis.Redis) -> None:
-        found = await discovered()
-        self.legacy_paused = found.legacy_paused
-        await self._follow(
-            redis, [ref for ref in found.queues if ref.key("events") not in self.refs]
-        )
-        # Merge, not replace: a queue adopted for a watcher may not be in the cached list yet.
-        self.refs.update({ref.key("events"): ref for ref in found.queues})
+        found = await self._follow_discovered(redis)
         gone = set(self.last_counts) - set(found.queues)
         for ref in gone:
             self.last_counts.pop(ref, None)
@@ -413,12 +412,7 @@ class Follower:
         for ref in refs:
             if not self.estimates.known(ref):
                 continue
-            entry = {
-                "slug": ref.slug,
-                "name": ref.name,
-                "counts": self.estimates.counts(ref),
-                "paused": self.estimates.paused(ref),
-            }
+            entry = counts_entry(ref, self.estimates.counts(ref), self.estimates.paused(ref))
             if everything or self.last_counts.get(ref) != entry:
                 changed.append(entry)
             self.last_counts[ref] = entry
