@@ -11,12 +11,13 @@ once per process, however many pages are open.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.layers import get_channel_layer
+
+from queues.cancelling import cancel_and_wait, raise_if_cancelled
 
 log = logging.getLogger("bullpen.live")
 
@@ -57,6 +58,7 @@ class Hub:
 
     async def _run(self, layer: Any, channel: str) -> None:
         while True:
+            raise_if_cancelled()
             message = await layer.receive(channel)
             members = self.members.get(message.get("group", ""))
             if not members:
@@ -69,10 +71,7 @@ class Hub:
                     log.debug("live message not delivered", exc_info=True)
 
     async def close(self) -> None:
-        if self._pump is not None:
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+        await cancel_and_wait(self._pump)
         self._pump, self.channel, self.members = None, None, {}
 
 

@@ -8,13 +8,13 @@ the channel layer, once per process, and hands them to its own pages (fanout.py)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 from typing import Any
 
 from channels.layers import get_channel_layer
 
 from dashboard import fanout
+from queues.cancelling import cancel_and_wait
 from queues.follower import Follower, Topic
 from queues.jsontext import dumps
 
@@ -54,7 +54,5 @@ async def stop() -> None:
     """Stop this loop's follower and fan-out (tests, shutdown)."""
     running = _running.pop(asyncio.get_running_loop(), None)
     if running is not None:
-        running[1].cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running[1]
+        await cancel_and_wait(running[1])
     await fanout.close()

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import queues.demo_handlers  # noqa: F401 - registers the demo queues' options
+from queues.cancelling import raise_if_cancelled
 from queues.demo_handlers.newsletter import newsletter_job_id
 from queues.runner import Producer
 
@@ -96,6 +97,7 @@ async def run_demo(rate_per_second: float = 2.0, per_queue: int = 40) -> None:
     async with Producer() as producer:
         n = await seed(producer, per_queue)
         while True:
+            raise_if_cancelled()
             n += 1
             await add(producer, demo_job(DEMO_QUEUES[n % len(DEMO_QUEUES)], n))
             await asyncio.sleep(1 / rate_per_second)

@@ -35,9 +35,9 @@ async def execute(client: aioredis.Redis, commands: Sequence[Command]) -> list[A
         if stream is None:  # a connection type without a stream: take the ordinary path
             return await _ordinary(client, commands)
         await connection.send_packed_command(pack(tuple(map(tuple, commands))), check_health=False)
-        return await asyncio.wait_for(
-            _read_replies(stream, len(commands)), timeout=float(get_config()["REDIS_TIMEOUT"])
-        )
+        # asyncio.timeout, not wait_for, which can swallow a cancel on Python 3.11.
+        async with asyncio.timeout(float(get_config()["REDIS_TIMEOUT"])):
+            return await _read_replies(stream, len(commands))
     except BaseException:
         # A half-read connection must never be reused: its replies would answer someone else.
         await connection.disconnect()

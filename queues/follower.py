@@ -33,6 +33,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from queues import interest
+from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.conf import get_config
 from queues.connection import get_client, new_client
 from queues.count_estimate import CountEstimates, Effect
@@ -151,15 +152,14 @@ class Follower:
         try:
             await self._housekeep_forever()
         finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            await cancel_and_wait(reader)
             await self._close()
 
     # ---- reading the streams -------------------------------------------------------------
 
     async def _read_forever(self) -> None:
         while True:
+            raise_if_cancelled()
             if not self.leader or not self.refs or self.idle:
                 await asyncio.sleep(0.2)
                 continue
@@ -222,8 +222,10 @@ class Follower:
 
     async def _housekeep_forever(self) -> None:
         while True:
+            raise_if_cancelled()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=0.25)
+                async with asyncio.timeout(0.25):
+                    await self.wake.wait()
             self.wake.clear()
             try:
                 await self._housekeep()

@@ -30,6 +30,7 @@ from typing import Any
 from bullmq import Job, Queue, Worker
 from bullmq.custom_errors import DelayedError, UnrecoverableError, WaitingChildrenError
 
+from queues.cancelling import cancel_and_wait
 from queues.runner.dead_letter import dead_letter_id, fail_finally
 from queues.runner.dispatch import Deferred, Dispatcher
 from queues.runner.finish import Completer
@@ -118,9 +119,7 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         abandoned = [str(job.id) for job, _token in list(self.jobs)]
         self._abandoning = True
         self.forceClosing = True
-        for task in busy:
-            task.cancel()
-        await asyncio.gather(*busy, return_exceptions=True)
+        await cancel_and_wait(*busy)
         for job_id in abandoned:
             log_event("abandoned", queue=self.name, job_id=job_id)
         return abandoned
