@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 LIVE_DIR = Path(__file__).resolve().parent
+THIS_SCRIPT = str(Path(__file__).resolve())
 BENCH_DIR = LIVE_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
@@ -87,6 +88,8 @@ BULLBOARD_INTERVAL = 5.0  # seconds between two polls of one Bull Board tab (its
 DEFAULT_BULLPEN_CMD = "./run serve"
 DEFAULT_MIX = "bench-00:70,bench-01:10,bench-02:10,bench-03:10"
 HIST_LIMIT_MS = 60_000
+# One client process handles this many viewers (see ViewerSet).
+VIEWERS_PER_PROCESS = 125
 # Targets (from the product issue).
 SCALE_BOUND = 1.1  # cmds/min with 100 viewers at most 1.1 times those with 1 viewer
 LATENCY_P99_MS = 250.0
@@ -319,7 +322,9 @@ class Recorder:
     worst_by_second: dict[int, float] = field(default_factory=dict)
 
     def start(self) -> None:
-        self.hists = {k: Hist() for k in ("progress", "rows", "overview", "queue-counts")}
+        self.hists = {
+            k: Hist() for k in ("progress", "rows", "overview", "overview-sent", "queue-counts")
+        }
         self.started_ms = now_ms()
         self.worst_by_second = {}
         self.errors = []
@@ -395,7 +400,7 @@ class Viewer:
 
     def _take(self, msg: dict[str, Any], t: float) -> None:
         rec = self.rec
-        kind = msg.get("type")
+        kind = str(msg.get("type"))
         self.types[kind] = self.types.get(kind, 0) + 1
         if kind == "progress" or kind == "rows":
             worst = 0.0
@@ -425,6 +430,9 @@ class Viewer:
             if event_at > 0:
                 key = "overview" if self.kind == "overview" else "queue-counts"
                 rec.hists[key].add(t - event_at)
+                if self.kind == "overview":
+                    # From the server's send to receipt: the fan-out's and this client's share.
+                    rec.hists["overview-sent"].add(t - msg["at"])
         elif kind == "status":
             if msg.get("redis") != "ok":
                 rec.status_down += 1
@@ -442,14 +450,25 @@ class Viewer:
                 await self.task
 
 
-async def open_viewers(
-    port: int, n: int, queue_share: float, rec: Recorder, wait_s: float, parallel: int = 50
-) -> list[Viewer]:
+def viewer_kinds(n: int, queue_share: float) -> list[str]:
     n_queue = 0 if queue_share <= 0 else max(1, round(n * queue_share))
     n_queue = min(n, n_queue)
+    return ["queue" if i < n_queue else "overview" for i in range(n)]
+
+
+async def open_viewers(
+    port: int,
+    kinds: list[str],
+    rec: Recorder,
+    wait_s: float,
+    *,
+    first_idx: int = 0,
+    parallel: int = 50,
+) -> list[Viewer]:
+    n = len(kinds)
     viewers = [
-        Viewer(i, "queue" if i < n_queue else "overview", rec, track_completed=(i == 0))
-        for i in range(n)
+        Viewer(first_idx + i, kind, rec, track_completed=(first_idx + i == 0))
+        for i, kind in enumerate(kinds)
     ]
     gate = asyncio.Semaphore(parallel)
     failures: list[str] = []
@@ -476,6 +495,216 @@ async def close_viewers(viewers: list[Viewer]) -> None:
             await v.close()
 
     await asyncio.gather(*(one(v) for v in viewers))
+
+
+@dataclass
+class ViewerStats:
+    """What one viewer counted in a window (as a child process reports it)."""
+
+    kind: str
+    msgs: int
+    bytes: int
+    types: dict[str, int]
+    progress_updates: int
+    row_entries: int
+    track_completed: bool
+    completed_ids: set[str]
+
+    @classmethod
+    def of(cls, v: Viewer) -> ViewerStats:
+        return cls(
+            v.kind,
+            v.msgs,
+            v.bytes,
+            dict(v.types),
+            v.progress_updates,
+            v.row_entries,
+            v.track_completed,
+            set(v.completed_ids),
+        )
+
+
+def hist_to_json(h: Hist) -> dict[str, Any]:
+    return {
+        "bins": {i: c for i, c in enumerate(h.bins) if c},
+        "n": h.n,
+        "sum": h.sum,
+        "max": h.max,
+    }
+
+
+def hist_from_json(d: dict[str, Any]) -> Hist:
+    h = Hist()
+    for i, c in d["bins"].items():
+        h.bins[int(i)] = c
+    h.n, h.sum, h.max = d["n"], d["sum"], d["max"]
+    return h
+
+
+class ViewerSet:
+    """N websocket viewers of one window.
+
+    Several hundred viewers are spread over child processes: one Python process cannot take
+    500 sockets' messages as they arrive, and the time they wait in its event loop would be
+    counted as Bullpen's latency (real viewers are separate browsers on separate machines).
+    """
+
+    def __init__(self, n: int, kinds: list[str], procs: int) -> None:
+        self.n = n
+        self.kinds = kinds
+        self.procs = procs
+        self.local: list[Viewer] = []
+        self.children: list[asyncio.subprocess.Process] = []
+        self.extensions = ""
+
+    @property
+    def viewers_queue(self) -> int:
+        return sum(1 for k in self.kinds if k == "queue")
+
+    async def open(self, ctx: Ctx, wait_s: float) -> None:
+        if self.procs <= 1:
+            self.local = await open_viewers(ctx.bullpen_port, self.kinds, ctx.rec, wait_s)
+            ws = self.local[0].ws if self.local else None
+            if ws is not None and ws.response is not None:
+                self.extensions = ws.response.headers.get("Sec-WebSocket-Extensions") or "none"
+            return
+        # Each child gets an even share of both kinds, so no child carries all queue pages.
+        shares: list[list[tuple[int, str]]] = [[] for _ in range(self.procs)]
+        for i, kind in enumerate(self.kinds):
+            shares[i % self.procs].append((i, kind))
+        for share in shares:
+            if not share:
+                continue
+            child = await asyncio.create_subprocess_exec(
+                sys.executable,
+                THIS_SCRIPT,
+                "--viewer-child",
+                json.dumps({"port": ctx.bullpen_port, "viewers": share, "wait_s": wait_s}),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            self.children.append(child)
+        replies = await asyncio.gather(*(self._reply(c, wait_s + 30) for c in self.children))
+        failed = [r["error"] for r in replies if "error" in r]
+        if failed:
+            await self.close()
+            raise SystemExit(f"viewer processes failed to open their websockets: {failed[0]}")
+        self.extensions = replies[0].get("extensions", "")
+
+    @staticmethod
+    async def _reply(child: asyncio.subprocess.Process, wait_s: float) -> dict[str, Any]:
+        assert child.stdout is not None
+        async with asyncio.timeout(wait_s):
+            line = await child.stdout.readline()
+        if not line:
+            return {"error": f"viewer process {child.pid} exited ({await child.wait()})"}
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    async def _ask(self, command: str) -> list[dict[str, Any]]:
+        for child in self.children:
+            assert child.stdin is not None
+            child.stdin.write(command.encode() + b"\n")
+            await child.stdin.drain()
+        return list(await asyncio.gather(*(self._reply(c, 60) for c in self.children)))
+
+    @property
+    def pids(self) -> list[int]:
+        return [c.pid for c in self.children]
+
+    async def start(self, rec: Recorder) -> None:
+        if self.children:
+            await self._ask("start")
+            return
+        for v in self.local:
+            v.reset()
+        rec.start()
+
+    async def stop(self, rec: Recorder) -> list[ViewerStats]:
+        """End the window: ``rec`` gets every process's histograms; returns each viewer's."""
+        rec.active = False
+        if not self.children:
+            return [ViewerStats.of(v) for v in self.local]
+        rec.start()
+        rec.active = False
+        stats: list[ViewerStats] = []
+        for reply in await self._ask("stop"):
+            for name, d in reply["hists"].items():
+                rec.hists[name].merge(hist_from_json(d))
+            for sec, ms in reply["worst_by_second"].items():
+                rec.worst_by_second[int(sec)] = max(rec.worst_by_second.get(int(sec), 0.0), ms)
+            rec.errors.extend(reply["errors"])
+            rec.status_down += reply["status_down"]
+            rec.closed += reply["closed"]
+            for v in reply["viewers"]:
+                stats.append(ViewerStats(**{**v, "completed_ids": set(v["completed_ids"])}))
+        return stats
+
+    async def close(self) -> None:
+        if not self.children:
+            await close_viewers(self.local)
+            return
+        with contextlib.suppress(Exception):
+            await self._ask("close")
+        for child in self.children:
+            try:
+                await asyncio.wait_for(child.wait(), 15)
+            except TimeoutError:
+                child.kill()
+                await child.wait()
+        self.children = []
+
+
+async def viewer_child(spec: dict[str, Any]) -> None:
+    """A child process's viewers: open, then answer start/stop/close on stdin, JSON on stdout."""
+    rec = Recorder()
+    share = spec["viewers"]
+    out = sys.stdout
+    viewers: list[Viewer] = []
+    try:
+        for idx, kind in share:
+            viewers.extend(
+                await open_viewers(spec["port"], [kind], rec, spec["wait_s"], first_idx=idx)
+            )
+    except BaseException as exc:  # SystemExit from open_viewers included
+        out.write(json.dumps({"error": str(exc)}) + "\n")
+        out.flush()
+        await close_viewers(viewers)
+        return
+    ws = viewers[0].ws
+    extensions = ""
+    if ws is not None and ws.response is not None:
+        extensions = ws.response.headers.get("Sec-WebSocket-Extensions") or "none"
+    out.write(json.dumps({"opened": len(viewers), "extensions": extensions}) + "\n")
+    out.flush()
+    loop = asyncio.get_running_loop()
+    while True:
+        command = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+        if command == "start":
+            for v in viewers:
+                v.reset()
+            rec.start()
+            reply: dict[str, Any] = {"ok": True}
+        elif command == "stop":
+            rec.active = False
+            reply = {
+                "hists": {name: hist_to_json(h) for name, h in rec.hists.items()},
+                "worst_by_second": rec.worst_by_second,
+                "errors": rec.errors[:20],
+                "status_down": rec.status_down,
+                "closed": rec.closed,
+                "viewers": [
+                    {**ViewerStats.of(v).__dict__, "completed_ids": sorted(v.completed_ids)}
+                    for v in viewers
+                ],
+            }
+        else:  # "close", or the parent went away
+            await close_viewers(viewers)
+            out.write(json.dumps({"closed": True}) + "\n")
+            out.flush()
+            return
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
 
 
 # --------------------------------------------------------------------------
@@ -579,6 +808,7 @@ class Window:
     viewers_queue: int = 0
     viewers_overview: int = 0
     connect_s: float = 0.0
+    client_procs: int = 1
     latency: dict[str, dict[str, Any]] = field(default_factory=dict)
     msgs_per_s: dict[str, float] = field(default_factory=dict)
     bytes_per_s: dict[str, float] = field(default_factory=dict)
@@ -632,19 +862,19 @@ async def measure(
     seconds: float,
     *,
     server_pid: int | None,
-    viewers: list[Viewer] | None = None,
+    viewers: ViewerSet | None = None,
     rss_every: float = 0.0,
 ) -> Window:
     """One measurement window of ``seconds``: counters before and after."""
     if ctx.load_proc.poll() is not None:
         raise SystemExit("the load generator exited early; see its log")
-    for v in viewers or ():
-        v.reset()
     if viewers is not None:
-        ctx.rec.start()
+        await viewers.start(ctx.rec)
     l0 = load_sample(ctx.load_log)
     s0 = redis_sample(ctx.r)
     c0 = time.process_time()
+    children = viewers.pids if viewers is not None else []
+    k0 = sum(cpu_seconds(pid) for pid in children)
     ours = {
         "Redis": ctx.redis_pid,
         "Bullpen": ctx.bullpen_pid,
@@ -670,8 +900,9 @@ async def measure(
             log(f"  {w.label}: RSS {w.rss_samples[-1][1]:.1f} MiB at {w.rss_samples[-1][0]:.0f} s")
     s1 = redis_sample(ctx.r)
     elapsed = time.monotonic() - t0
-    ctx.rec.active = False
+    stats = await viewers.stop(ctx.rec) if viewers is not None else []
     c1 = time.process_time()
+    k1 = sum(cpu_seconds(pid) for pid in children)
     g1 = {name: cpu_seconds(pid) for name, pid in ours.items()}
     m1 = machine_busy()
     l1 = load_sample(ctx.load_log)
@@ -684,7 +915,7 @@ async def measure(
     w.seconds = s1.t - s0.t
     w.calls = calls_between(s0, s1)
     w.redis_cpu_pct = (s1.cpu - s0.cpu) / w.seconds * 100
-    w.client_cpu_pct = (c1 - c0) / elapsed * 100
+    w.client_cpu_pct = (c1 - c0 + k1 - k0) / elapsed * 100
     w.cpu = {name: (g1[name] - g0[name]) / elapsed * 100 for name in ours}
     w.cpu["viewers/pollers"] = w.client_cpu_pct
     if m1[1] > m0[1]:
@@ -705,11 +936,12 @@ async def measure(
         if l1.done:
             w.errors.append("the load generator finished during this window")
     if viewers is not None:
-        summarize_viewers(ctx, w, viewers, elapsed)
+        w.client_procs = max(1, len(children))
+        summarize_viewers(ctx, w, stats, elapsed)
     return w
 
 
-def summarize_viewers(ctx: Ctx, w: Window, viewers: list[Viewer], elapsed: float) -> None:
+def summarize_viewers(ctx: Ctx, w: Window, viewers: list[ViewerStats], elapsed: float) -> None:
     rec = ctx.rec
     queue_hist = Hist()
     queue_hist.merge(rec.hists["progress"])
@@ -720,6 +952,7 @@ def summarize_viewers(ctx: Ctx, w: Window, viewers: list[Viewer], elapsed: float
         "rows": rec.hists["rows"].summary(),
         "overview": rec.hists["overview"].summary(),
         "queue-counts": rec.hists["queue-counts"].summary(),
+        "overview-sent": rec.hists["overview-sent"].summary(),
     }
     for kind in ("queue", "overview"):
         group = [v for v in viewers if v.kind == kind]
@@ -820,11 +1053,11 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
     for n in a.viewers:
         log(f"Bullpen, {n} viewer(s): opening websockets")
         t0 = time.monotonic()
-        viewers = await open_viewers(ctx.bullpen_port, n, a.queue_share, ctx.rec, 30.0)
+        viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
+        await viewers.open(ctx, 30.0)
         connect_s = time.monotonic() - t0
-        if not ctx.extensions and viewers and viewers[0].ws is not None:
-            headers = viewers[0].ws.response.headers if viewers[0].ws.response else {}
-            ctx.extensions = headers.get("Sec-WebSocket-Extensions") or "none"
+        if not ctx.extensions and viewers.extensions:
+            ctx.extensions = viewers.extensions
             meta["websocket extensions"] = (
                 f"offered permessage-deflate (as browsers do); server accepted: {ctx.extensions}"
             )
@@ -833,21 +1066,22 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
             await asyncio.sleep(settle)
             w = Window(f"Bullpen, {n} viewer{'s' if n != 1 else ''}", "bullpen", n)
             w.connect_s = connect_s
-            w.viewers_queue = sum(1 for v in viewers if v.kind == "queue")
+            w.viewers_queue = viewers.viewers_queue
             w.viewers_overview = n - w.viewers_queue
             await measure(ctx, w, win, server_pid=ctx.bullpen_pid, viewers=viewers)
             windows.append(w)
-            q, o = w.latency["queue"], w.latency["overview"]
+            q, o, sent = w.latency["queue"], w.latency["overview"], w.latency["overview-sent"]
             log(
                 f"  {w.per_min:,.0f} cmds/min; queue p50/p99 {q['p50']}/{q['p99']} ms "
-                f"({q['n']} samples); overview p50/p99 {o['p50']}/{o['p99']} ms; "
+                f"({q['n']} samples); overview p50/p99 {o['p50']}/{o['p99']} ms "
+                f"(send to receipt {sent['p50']}/{sent['p99']} ms); "
                 f"RSS {w.rss_end:.1f} MiB; server CPU {w.server_cpu_pct:.0f} %, "
                 f"client CPU {w.client_cpu_pct:.0f} %"
             )
             for e in w.errors:
                 log(f"  ! {e}")
         finally:
-            await close_viewers(viewers)
+            await viewers.close()
         await check_interest(ctx, w)
 
     if a.viewers and a.idle_window:
@@ -860,11 +1094,12 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
     if a.soak_minutes > 0:
         n = a.soak_viewers
         log(f"soak: {n} viewers for {a.soak_minutes:g} min, RSS every {a.soak_sample:g} s")
-        viewers = await open_viewers(ctx.bullpen_port, n, a.queue_share, ctx.rec, 30.0)
+        viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
+        await viewers.open(ctx, 30.0)
         try:
             await asyncio.sleep(settle)
             w = Window(f"soak, {n} viewers, {a.soak_minutes:g} min", "bullpen", n)
-            w.viewers_queue = sum(1 for v in viewers if v.kind == "queue")
+            w.viewers_queue = viewers.viewers_queue
             w.viewers_overview = n - w.viewers_queue
             await measure(
                 ctx,
@@ -876,7 +1111,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
             )
             windows.append(w)
         finally:
-            await close_viewers(viewers)
+            await viewers.close()
         await check_interest(ctx, w)
     return windows
 
@@ -1100,7 +1335,10 @@ def render(
                 f"; progress {lat(q.get('progress'))} ms ({q['progress']['n']:,}), "
                 f"rows {lat(q.get('rows'))} ms ({q['rows']['n']:,}), "
                 f"queue-page counts {lat(q.get('queue-counts'))} ms; "
-                f"opened in {w.connect_s:.1f} s"
+                f"overview counts from the server's send to receipt "
+                f"{lat(q.get('overview-sent'))} ms; "
+                f"opened in {w.connect_s:.1f} s by {w.client_procs} client "
+                f"process{'es' if w.client_procs != 1 else ''}"
             )
             if w.slow_seconds:
                 shown = ", ".join(f"{sec}s: {ms:,}" for sec, ms in w.slow_seconds[:12])
@@ -1169,11 +1407,25 @@ def parse_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
+def client_procs(a: argparse.Namespace, n: int) -> int:
+    return max(1, math.ceil(n / max(1, int(a.viewers_per_process))))
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--viewer-child"]:
+        asyncio.run(viewer_child(json.loads(argv[1])))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="15 s windows, shorter settles")
     ap.add_argument(
         "--viewers", default="1,10,100,500", help="viewer counts (default 1,10,100,500)"
+    )
+    ap.add_argument(
+        "--viewers-per-process",
+        type=int,
+        default=VIEWERS_PER_PROCESS,
+        help=f"viewers per client process (default {VIEWERS_PER_PROCESS})",
     )
     ap.add_argument("--window", type=float, help="seconds per measurement window (default 60)")
     ap.add_argument("--settle", type=float, help="seconds after opening viewers (default 10)")
@@ -1415,7 +1667,8 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     meta["windows"] = (
         f"{args.window:g} s each after {args.settle:g} s settle ({args.warmup:g} s load warm-up); "
         f"{args.queue_share:.0%} of viewers on the {QUEUE_PAGE} queue page, the rest on the "
-        f"overview; Bull Board tabs poll {BULLBOARD_POLL} every {BULLBOARD_INTERVAL:g} s"
+        f"overview, {args.viewers_per_process} viewers per client process; Bull Board tabs "
+        f"poll {BULLBOARD_POLL} every {BULLBOARD_INTERVAL:g} s"
     )
     meta["versions"] = ", ".join(
         [
