@@ -90,6 +90,8 @@ DEFAULT_MIX = "bench-00:70,bench-01:10,bench-02:10,bench-03:10"
 HIST_LIMIT_MS = 60_000
 # One client process handles this many viewers (see ViewerSet).
 VIEWERS_PER_PROCESS = 125
+# A child's report is one JSON line: histograms and the probe viewer's completed job ids.
+CHILD_REPLY_LIMIT = 2**26
 # Targets (from the product issue).
 SCALE_BOUND = 1.1  # cmds/min with 100 viewers at most 1.1 times those with 1 viewer
 LATENCY_P99_MS = 250.0
@@ -582,6 +584,7 @@ class ViewerSet:
                 json.dumps({"port": ctx.bullpen_port, "viewers": share, "wait_s": wait_s}),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                limit=CHILD_REPLY_LIMIT,
             )
             self.children.append(child)
         replies = await asyncio.gather(*(self._reply(c, wait_s + 30) for c in self.children))
