@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.sessions import InstanceSessionWrapper
 
 from dashboard import fanout, live
 from dashboard.access import allows, read_check
@@ -26,6 +27,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=4403)
             return
         await self.accept()
+        self._live_send = _under_session_wrappers(self.base_send)
         follower = live.ensure_started()
         await self._join(("status",))
         state = "down" if follower.redis_ok is False else "ok"
@@ -82,7 +84,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _deliver(self, text: str) -> None:
         """A live message for this page (from the process's hub, already encoded)."""
         try:
-            await self.send(text_data=text)
+            await self._live_send({"type": "websocket.send", "text": text})
         except Exception:  # the socket closed under us: stop watching now, not never
             await self._unwatch_all()
 
@@ -105,6 +107,19 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if group != status:
                 await fanout.hub().leave(group, self._deliver)
                 self.groups_joined.discard(group)
+
+
+def _under_session_wrappers(send: Any) -> Any:
+    """The ASGI send beneath Channels' session middleware, for live messages.
+
+    The session wrapper reads the lazy session's state on every message it passes on, though
+    it acts only on HTTP responses; with hundreds of pages, a few messages a second each, that
+    was a tenth of the server's fan-out time. The session was resolved when the socket
+    connected and a live message never changes it.
+    """
+    while isinstance(getattr(send, "__self__", None), InstanceSessionWrapper):
+        send = send.__self__.real_send
+    return send
 
 
 async def _read_snapshot() -> dict[str, Any] | None:

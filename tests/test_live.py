@@ -8,10 +8,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from channels.sessions import SessionMiddlewareStack
 from channels.testing import WebsocketCommunicator
 
 from dashboard import live
-from dashboard.consumers import LiveConsumer
+from dashboard.consumers import LiveConsumer, _under_session_wrappers
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
 
@@ -190,3 +191,24 @@ async def test_bad_watch_messages_get_errors(socket: WebsocketCommunicator) -> N
     await socket.send_json_to({"watch": "everything"})
     error, _ = await wait_for(socket, lambda m: m["type"] == "error")
     assert error["error"] == "unknown watch"
+
+
+async def test_live_messages_go_out_beneath_the_session_middleware() -> None:
+    # The stack every host wraps the route in (AuthMiddlewareStack includes it) hands the
+    # consumer a send that inspects the session on every message; live messages skip it.
+    async def transport_send(message: Message) -> None:
+        raise AssertionError("not called")
+
+    async def receive() -> Message:
+        return {"type": "websocket.connect"}
+
+    handed: dict[str, Any] = {}
+
+    async def consumer(scope: Message, receive: Any, send: Any) -> None:
+        handed["send"] = send
+
+    scope = {"type": "websocket", "path": "/ws/bullpen/", "headers": [(b"cookie", b"a=b")]}
+    await SessionMiddlewareStack(consumer)(scope, receive, transport_send)
+    assert handed["send"] is not transport_send
+    assert _under_session_wrappers(handed["send"]) is transport_send
+    assert _under_session_wrappers(transport_send) is transport_send
