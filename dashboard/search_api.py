@@ -8,6 +8,7 @@ from django.http import HttpRequest, StreamingHttpResponse
 
 from dashboard.actions_api import queue_ref
 from dashboard.guards import api_view
+from dashboard.params import whole_number
 from queues.errors import BadParameter, BullpenError
 from queues.jsontext import dumps
 from queues.keys import STATES
@@ -21,11 +22,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
     parse_query(raw)  # a bad query is a 400 before any line is sent
-    budget_text = request.GET.get("budget")
-    try:
-        budget = int(budget_text) if budget_text else None
-    except ValueError:
-        raise BadParameter("budget must be a whole number") from None
+    budget = whole_number(request.GET, "budget", 0) or None
     ref = await queue_ref(queue)
 
     async def lines() -> AsyncIterator[bytes]:

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from dashboard.actions_api import params, queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
+from dashboard.params import whole_number
 from queues.actions import job_actions
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
@@ -48,8 +49,10 @@ async def find_api(request: HttpRequest) -> JsonResponse:
 
 @api_view
 async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
-    budget = request.GET.get("budget")
-    report = await shared_failure_groups(await queue_ref(queue), int(budget) if budget else None)
+    ref = await queue_ref(queue)
+    # A caller's own budget gets a scan of its own; pages share the default one's report.
+    budget = whole_number(request.GET, "budget", 0)
+    report = await (failure_groups(ref, budget) if budget else shared_failure_groups(ref))
     return JsonResponse(report.as_json())
 
 

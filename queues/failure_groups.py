@@ -156,36 +156,34 @@ async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupRepor
 # ask again, and a burst of such asks must cost one scan, not one per page. A report is shared
 # while the failed count is the one it was made for, for at most SHARED_FOR seconds.
 SHARED_FOR = 5.0
-_Key = tuple[QueueRef, int, int]  # queue, budget, failed count
-_shared: dict[tuple[QueueRef, int], tuple[float, int, GroupReport]] = {}
-_scanning: dict[tuple[asyncio.AbstractEventLoop, _Key], asyncio.Task[GroupReport]] = {}
+_shared: dict[QueueRef, tuple[float, int, GroupReport]] = {}  # made at, failed count, report
+_scanning: dict[tuple[asyncio.AbstractEventLoop, QueueRef, int], asyncio.Task[GroupReport]] = {}
 
 
-async def shared_failure_groups(ref: QueueRef, budget: int | None = None) -> GroupReport:
-    """:func:`failure_groups` for pages: one scan at a time per queue and failed count, and
-    its report reused for a few seconds. Actions take a fresh report (their ids must be
-    current)."""
-    budget = int(budget or get_config().get("FAILURE_GROUP_BUDGET", 10_000))
+async def shared_failure_groups(ref: QueueRef) -> GroupReport:
+    """:func:`failure_groups` (default budget) for pages: one scan at a time per queue and
+    failed count, and its report reused for a few seconds. Actions take a fresh report (their
+    ids must be current)."""
     async with translate_redis_errors():
         failed = int(await get_client().zcard(ref.key("failed")))
-    hit = _shared.get((ref, budget))
+    hit = _shared.get(ref)
     if hit is not None and hit[1] == failed and time.monotonic() - hit[0] < SHARED_FOR:
         return hit[2]
     loop = asyncio.get_running_loop()
-    flight = (loop, (ref, budget, failed))
+    flight = (loop, ref, failed)
     task = _scanning.get(flight)
     if task is None:
-        task = _scanning[flight] = loop.create_task(failure_groups(ref, budget))
+        task = _scanning[flight] = loop.create_task(failure_groups(ref))
         task.add_done_callback(lambda _: _scanning.pop(flight, None))
     report = await asyncio.shield(task)
-    _shared[(ref, budget)] = (time.monotonic(), failed, report)
+    _shared[ref] = (time.monotonic(), failed, report)
     return report
 
 
 def forget_shared(slug: str) -> None:
     """After an action on a queue: its next report is read afresh."""
-    for key in [key for key in _shared if key[0].slug == slug]:
-        _shared.pop(key, None)
+    for ref in [ref for ref in _shared if ref.slug == slug]:
+        _shared.pop(ref, None)
 
 
 def reset_shared() -> None:

@@ -102,6 +102,11 @@ async def test_failure_groups_for_mixed_errors(
     assert redis_client.hget(f"bull:mail:{biggest['exampleId']}", "failedReason").endswith(
         "not found"
     )
+    # A caller's own budget scans that many; a budget that is not a number is refused.
+    small = (await client.get("/queues/api/queues/mail/failure-groups/?budget=4")).json()
+    assert small["scanned"] == 4 and not small["complete"]
+    refused = await client.get("/queues/api/queues/mail/failure-groups/?budget=many")
+    assert refused.status_code == 400 and "budget" in refused.json()["error"]
     page = (await client.get("/queues/q/mail/groups/")).content.decode()
     assert page.count('data-testid="retry-group"') == 3
 
