@@ -17,6 +17,11 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("q/<bullpen_name:queue>/", views.queue_page, name="queue"),
     path("q/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", views.job_page, name="job"),
+    path(
+        "q/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/edit-data/",
+        views.edit_data_form,
+        name="edit-data-form",
+    ),
     # No trailing slash: browsers then reuse the credentials for everything under the mount.
     path("sign-in", account_views.sign_in, name="sign-in"),
     path("audit/", account_views.audit_log, name="audit"),

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from dashboard.access import is_read_only
 from dashboard.guards import page_view
+from dashboard.job_view import page_context, shown
 from dashboard.params import page_params
 from dashboard.serializers import queue_json
+from dashboard.viewer import can_act_on, viewer_kind
 from queues.alerts import evaluate
 from queues.conf import get_config
 from queues.counts import summaries, summary
 from queues.detail import job_detail
 from queues.discovery import known
 from queues.errors import QueueNotFound
-from queues.job_fields import job_duration_ms
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
 from queues.recent import finished_since
-from queues.runner.dead_letter import dead_letter_ref
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
 STATE_TABS = [s for s in STATES if s != "paused"]
@@ -55,8 +53,8 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     state, page, per_page, order = page_params(request.GET, default_state)
     result = await read_job_page(ref, state, page, per_page, order)
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
-    for row in result.jobs:
-        row["duration"] = job_duration_ms(row)
+    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    can_act = can_act_on(kind, ref.slug)
     return render(
         request,
         "bullpen/queue.html",
@@ -66,8 +64,9 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "state": state,
             "result": result,
             "page_sizes": PAGE_SIZES,
-            "has_prev": result.page > 1,
-            "has_next": result.page < result.pages,
+            "viewer": kind,
+            "can_act": can_act,
+            "selectable": can_act,
             "live_spec": json.dumps(
                 {
                     "watch": "queue",
@@ -82,38 +81,20 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     )
 
 
-def _shown(value: Any, cap: int) -> dict[str, Any]:
-    """A JSON value ready for the page: the tree when small enough, else its cut text."""
-    text = json.dumps(value, indent=2, ensure_ascii=False) if not isinstance(value, str) else value
-    if len(text) > cap:
-        return {"tree": None, "text": text[:cap], "size": len(text), "cut": True}
-    return {"tree": value, "text": text, "size": len(text), "cut": False}
-
-
 @page_view
 async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
     ref = QueueRef.from_slug(queue)
     job = await job_detail(ref, job_id)
+    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    context = page_context(ref, job, viewer=kind)
+    return render(request, "bullpen/job.html", context)
+
+
+@page_view
+async def edit_data_form(request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
+    """The "Edit data" form, loaded when opened: the actions stay light and live-renderable."""
+    ref = QueueRef.from_slug(queue)
+    job = await job_detail(ref, job_id, log_lines=1)
     cap = int(get_config()["DETAIL_FIELD_CAP"])
-    return render(
-        request,
-        "bullpen/job.html",
-        {
-            "queue": {"slug": ref.slug, "name": ref.name, "prefix": ref.prefix},
-            "job": job,
-            "read_only": is_read_only(ref.slug),
-            "is_dead_letter": ref == dead_letter_ref(),
-            "live_spec": json.dumps({"watch": "job", "queue": ref.slug, "id": job_id}),
-            "data": _shown(job["data"], cap),
-            "opts": _shown(job["opts"], cap),
-            "returnvalue": _shown(job["returnvalue"], cap),
-            "progress": job["progress"],
-            "duration": job_duration_ms(job),
-            "stacktrace": [str(frame)[:cap] for frame in (job["stacktrace"] or [])]
-            if isinstance(job["stacktrace"], list)
-            else [str(job["stacktrace"])[:cap]],
-            "progress_structured": isinstance(job["progress"], (dict, list)),
-            # "Copy as JSON" holds the job in the page; a huge one is downloaded instead.
-            "copy_json": job if len(json.dumps(job, ensure_ascii=False)) <= cap else None,
-        },
-    )
+    context = {"queue": {"slug": ref.slug}, "job": job, "data": shown(job["data"], cap)}
+    return render(request, "bullpen/_job_edit_data.html", context)

@@ -188,3 +188,16 @@ def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> S
         line("completed"),
         line("failed"),
     )
+
+
+@register.filter
+def job_duration(job: Any) -> Any:
+    """Milliseconds from processing to finishing, or None (see ``duration``)."""
+    from queues.job_fields import job_duration_ms
+
+    return job_duration_ms(job) if isinstance(job, dict) else None
+
+
+@register.filter
+def is_structured(value: Any) -> bool:
+    return isinstance(value, (dict, list))

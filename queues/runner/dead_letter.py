@@ -25,13 +25,12 @@ from bullmq import Job, Queue
 from bullmq.scripts import raw2NextJobData
 from redis.exceptions import WatchError
 
-from queues.conf import default_prefix
 from queues.connection import new_client
+from queues.dead_letters import dead_letter_ref
 from queues.errors import Conflict, JobNotFound, QueueDataError
 from queues.keys import QueueRef
 from queues.runner.job_ids import business_job_id
 from queues.runner.queue_handles import bullmq_queue
-from queues.runner.settings import worker_config
 
 # Job options a replayed job keeps; ids, delays, repeat and parent links belong to the original.
 _REPLAY_OPTS = (
@@ -47,10 +46,6 @@ _REPLAY_OPTS = (
 )
 # Watch conflicts (the lock renewed between WATCH and EXEC) before giving up on the copy.
 _WATCH_RETRIES = 5
-
-
-def dead_letter_ref() -> QueueRef:
-    return QueueRef(default_prefix(), str(worker_config()["dead_letter_queue"]))
 
 
 def dead_letter_id(queue: str, job_id: str) -> str:

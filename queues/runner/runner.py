@@ -20,8 +20,8 @@ import redis.asyncio as aioredis
 from bullmq import Queue
 
 from queues.conf import default_prefix, get_config
+from queues.dead_letters import dead_letter_ref
 from queues.keys import QueueRef
-from queues.runner.dead_letter import dead_letter_ref
 from queues.runner.dispatch import Dispatcher
 from queues.runner.errors import RunnerConfigError
 from queues.runner.fairness import TenantGate

@@ -1,0 +1,58 @@
+"""The job page's context: the parts the live updates re-render, and the whole page.
+
+The live parts (state badge, actions, facts, progress, failure, return value) need only what
+``queues.detail.job_live_view`` reads, so the follower can re-render them without the job's
+data, logs or children.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dashboard.viewer import ViewerKind, can_act_on
+from queues.conf import get_config
+from queues.dead_letters import dead_letter_ref
+from queues.keys import QueueRef
+
+
+def shown(value: Any, cap: int) -> dict[str, Any]:
+    """A JSON value ready for the page: the tree when small enough, else its cut text."""
+    text = json.dumps(value, indent=2, ensure_ascii=False) if not isinstance(value, str) else value
+    if len(text) > cap:
+        return {"tree": None, "text": text[:cap], "size": len(text), "cut": True}
+    return {"tree": value, "text": text, "size": len(text), "cut": False}
+
+
+def stack_traces(job: dict[str, Any], cap: int) -> list[str]:
+    traces = job.get("stacktrace")
+    if isinstance(traces, list):
+        return [str(frame)[:cap] for frame in traces]
+    return [str(traces)[:cap]] if traces else []
+
+
+def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> dict[str, Any]:
+    """What the live partials of the job page need."""
+    cap = int(get_config()["DETAIL_FIELD_CAP"])
+    return {
+        "queue": {"slug": ref.slug, "name": ref.name, "prefix": ref.prefix},
+        "job": job,
+        "viewer": viewer,
+        "can_act": can_act_on(viewer, ref.slug),
+        "is_dead_letter": ref == dead_letter_ref(),
+        "returnvalue": shown(job.get("returnvalue"), cap),
+        "stacktrace": stack_traces(job, cap),
+    }
+
+
+def page_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> dict[str, Any]:
+    """The whole job page: the live parts plus data, options, logs and flow."""
+    cap = int(get_config()["DETAIL_FIELD_CAP"])
+    return {
+        **live_context(ref, job, viewer=viewer),
+        "live_spec": json.dumps({"watch": "job", "queue": ref.slug, "id": job["id"]}),
+        "data": shown(job["data"], cap),
+        "opts": shown(job["opts"], cap),
+        # "Copy as JSON" holds the job in the page; a huge one is downloaded instead.
+        "copy_json": job if len(json.dumps(job, ensure_ascii=False)) <= cap else None,
+    }
