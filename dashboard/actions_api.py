@@ -18,6 +18,7 @@ from queues.actions.result import ActionResult
 from queues.discovery import known
 from queues.errors import BadParameter, QueueNotFound
 from queues.keys import QueueRef
+from queues.live_protocol import bulk_message
 
 MAX_BULK = 1000
 
@@ -100,10 +101,7 @@ async def change_priority(request: HttpRequest, queue: str, job_id: str) -> Acti
 
 def _progress_publisher(ref: QueueRef, action: str) -> queue_actions.Progress:
     async def report(done: int, total: int) -> None:
-        await live.publish(
-            ("queue", ref.slug),
-            {"type": "bulk", "queue": ref.slug, "action": action, "done": done, "total": total},
-        )
+        await live.publish(("queue", ref.slug), bulk_message(ref.slug, action, done, total))
 
     return report
 

@@ -1,31 +1,48 @@
-"""The live websocket: a page says what it watches; the follower's messages come back."""
+"""The live websocket: a page says what it watches; the follower's messages come back.
+
+A page that starts watching gets the present at once (counts, and its list or job read fresh,
+rendered by the page's own partials), so nothing that changed between the page load and the
+subscription is missed; live messages follow.
+"""
 
 from __future__ import annotations
 
-import time
-from typing import Any
+import contextlib
+from typing import Any, TypeGuard
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
 
-from dashboard import fanout, live
+from dashboard import fanout, live, live_render
 from dashboard.access import allows, read_check
+from dashboard.params import PAGE_SIZES
 from dashboard.principal import from_scope
-from queues import counts, interest
+from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
+from queues import counts, interest, live_protocol
+from queues.detail import job_live_view
+from queues.errors import BullpenError
 from queues.follower import counts_entry
+from queues.keys import QueueRef
+from queues.listing import job_page
 
 MAX_WATCHES = 50
+MAX_ID = 1024  # longer queue names or job ids cannot be BullMQ's
+SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def connect(self) -> None:
         self.groups_joined: set[str] = set()
+        self.delivered: dict[str, int] = {}
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
         self.overview = False
-        if not await allows(read_check(), await from_scope(self.scope)):
+        principal = await from_scope(self.scope)
+        if not await allows(read_check(), principal):
             await self.close(code=4403)
             return
+        self.socket_kind: ViewerKind = await viewer_kind(principal)
+        self.kind = self.socket_kind
         await self.accept()
         self._live_send = _under_session_wrappers(self.base_send)
         follower = live.ensure_started()
@@ -39,30 +56,28 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         if content.get("reset"):
             await self._unwatch_all()
+        # Rendered for the viewer the page was rendered for (signed by the page's view).
+        self.kind = verified_kind(content.get("viewer")) or self.socket_kind
         watch = content.get("watch")
-        if watch is None:
+        if watch is None or watch == "status":
             return
         if len(self.groups_joined) >= MAX_WATCHES:
             await self.send_json({"type": "error", "error": "too many watches on one socket"})
             return
+        slug, job_id = content.get("queue"), content.get("id")
         follower = live.ensure_started()
         if watch == "overview":
             await self._join(("overview",))
             if not self.overview:
                 self.overview = True
                 interest.local.watch_overview()
-        elif watch == "queue" and isinstance(content.get("queue"), str):
-            slug = content["queue"]
+        elif watch == "queue" and _valid(slug):
             await self._join(("queue", slug))  # its counts, rows and progress
             if slug not in self.queues:
                 self.queues.add(slug)
                 interest.local.watch_queue(slug)
-        elif (
-            watch == "job"
-            and isinstance(content.get("queue"), str)
-            and isinstance(content.get("id"), str)
-        ):
-            key = (content["queue"], content["id"])
+        elif watch == "job" and _valid(slug) and _valid(job_id):
+            key = (slug, job_id)
             await self._join(("job", *key))
             if key not in self.jobs:
                 self.jobs.add(key)
@@ -71,9 +86,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.send_json({"type": "error", "error": "unknown watch"})
             return
         follower.wake.set()
-        snapshot = follower.snapshot() or await _read_snapshot()
+        snapshot = follower.snapshot() or await _read_counts()
         if snapshot is not None:
             await self.send_json(snapshot)
+        if watch == "queue" and _valid(slug):
+            await self._send_list(slug, content)
+        elif watch == "job" and _valid(slug) and _valid(job_id):
+            await self._send_job(slug, job_id)
 
     async def disconnect(self, code: int) -> None:
         await self._unwatch_all()
@@ -81,8 +100,40 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await fanout.hub().leave(group, self._deliver)
         self.groups_joined = set()
 
-    async def _deliver(self, text: str) -> None:
+    async def _send_list(self, slug: str, spec: dict[str, Any]) -> None:
+        """The page's list as Redis holds it now, unless a live change came in meanwhile
+        (newer than this read, or as new: the page keeps that one)."""
+        group = live.group_name(("queue", slug))
+        seen = self.delivered.get(group, 0)
+        try:
+            ref = QueueRef.from_slug(slug)
+            page = await job_page(
+                ref,
+                str(spec.get("state") or "waiting"),
+                _whole(spec.get("page"), 1),
+                _whole(spec.get("per_page"), 50),
+                "asc" if spec.get("order") == "asc" else "desc",
+            )
+        except SNAPSHOT_ERRORS:
+            return  # the status message says when Redis is away; a bad spec shows nothing
+        if self.delivered.get(group, 0) == seen:
+            html = live_render.list_html(slug, page, self.kind, PAGE_SIZES)
+            await self.send_json({"type": "list", "queue": slug, "html": html})
+
+    async def _send_job(self, slug: str, job_id: str) -> None:
+        group = live.group_name(("job", slug, job_id))
+        seen = self.delivered.get(group, 0)
+        try:
+            job = await job_live_view(QueueRef.from_slug(slug), job_id)
+        except SNAPSHOT_ERRORS:
+            return
+        if self.delivered.get(group, 0) == seen:
+            message = live_protocol.job_message(slug, job)
+            await self.send_json(live_render.render(message, self.kind))
+
+    async def _deliver(self, group: str, text: str) -> None:
         """A live message for this page (from the process's hub, already encoded)."""
+        self.delivered[group] = self.delivered.get(group, 0) + 1
         try:
             await self._live_send({"type": "websocket.send", "text": text})
         except Exception:  # the socket closed under us: stop watching now, not never
@@ -91,7 +142,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = live.group_name(topic)
         if group not in self.groups_joined:
-            await fanout.hub().join(group, self._deliver)
+            await fanout.hub().join(group, self._deliver, self.kind)
             self.groups_joined.add(group)
 
     async def _unwatch_all(self) -> None:
@@ -109,6 +160,16 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 self.groups_joined.discard(group)
 
 
+def _valid(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID
+
+
+def _whole(value: Any, default: int) -> int:
+    with contextlib.suppress(TypeError, ValueError):
+        return int(value)
+    return default
+
+
 def _under_session_wrappers(send: Any) -> Any:
     """The ASGI send beneath Channels' session middleware, for live messages.
 
@@ -122,12 +183,11 @@ def _under_session_wrappers(send: Any) -> Any:
     return send
 
 
-async def _read_snapshot() -> dict[str, Any] | None:
+async def _read_counts() -> live_protocol.CountsMessage | None:
     """Counts for a page whose process has none yet (it started a moment ago, or another
     process reads the event streams): one round trip, as a page load costs."""
     try:
         found = await counts.summaries()
     except Exception:  # Redis away: the status message says so, counts come when it is back
         return None
-    queues = [counts_entry(s.ref, s.counts, s.paused) for s in found]
-    return {"type": "counts", "queues": queues, "at": int(time.time() * 1000)}
+    return live_protocol.counts_message([counts_entry(s.ref, s.counts, s.paused) for s in found])

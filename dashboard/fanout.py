@@ -5,7 +5,8 @@ page, and Channels' in-memory layer sweeps all its channels on every receive: th
 message grows with the square of the pages watching. Here each process joins the groups once,
 with one channel of its own, and hands each message to the pages of that process that watch
 the topic. The channel layer (in memory, or channels-redis between processes) carries a message
-once per process, however many pages are open.
+once per process, however many pages are open; each process renders it once per kind of viewer
+(dashboard/live_render.py) and sends that text to every page of the kind.
 """
 
 from __future__ import annotations
@@ -17,21 +18,23 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from dashboard import live_render
+from dashboard.viewer import ViewerKind
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 
 log = logging.getLogger("bullpen.live")
 
-Deliver = Callable[[str], Awaitable[None]]
+Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
 
 
 class Hub:
     def __init__(self) -> None:
-        self.members: dict[str, set[Deliver]] = {}
+        self.members: dict[str, dict[Deliver, ViewerKind]] = {}
         self.channel: str | None = None
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
-    async def join(self, group: str, deliver: Deliver) -> None:
+    async def join(self, group: str, deliver: Deliver, kind: ViewerKind) -> None:
         layer = get_channel_layer()
         if layer is None:
             return
@@ -40,9 +43,9 @@ class Hub:
                 self.channel = await layer.new_channel(prefix="bullpen-hub.")
                 self._pump = asyncio.ensure_future(self._run(layer, self.channel))
             if group not in self.members:
-                self.members[group] = set()
+                self.members[group] = {}
                 await layer.group_add(group, self.channel)
-            self.members[group].add(deliver)
+            self.members[group][deliver] = kind
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -50,7 +53,7 @@ class Hub:
             members = self.members.get(group)
             if members is None:
                 return
-            members.discard(deliver)
+            members.pop(deliver, None)
             if not members:
                 del self.members[group]
                 if layer is not None and self.channel is not None:
@@ -60,13 +63,19 @@ class Hub:
         while True:
             raise_if_cancelled()
             message = await layer.receive(channel)
-            members = self.members.get(message.get("group", ""))
+            group = message.get("group", "")
+            members = self.members.get(group)
             if not members:
                 continue
-            text = message["text"]
-            for deliver in list(members):
+            payload = message["payload"]
+            texts: dict[str, str] = {}
+            for deliver, kind in list(members.items()):
                 try:
-                    await deliver(text)
+                    key = live_render.variant(payload, kind)
+                    text = texts.get(key)
+                    if text is None:
+                        text = texts[key] = live_render.encode(payload, kind)
+                    await deliver(group, text)
                 except Exception:  # one broken socket must not stop the others' updates
                     log.debug("live message not delivered", exc_info=True)
 

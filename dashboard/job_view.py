@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dashboard.viewer import ViewerKind, can_act_on
+from dashboard.viewer import ViewerKind, can_act_on, sign_kind
 from queues.conf import get_config
 from queues.dead_letters import dead_letter_ref
 from queues.keys import QueueRef
@@ -50,7 +50,9 @@ def page_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     return {
         **live_context(ref, job, viewer=viewer),
-        "live_spec": json.dumps({"watch": "job", "queue": ref.slug, "id": job["id"]}),
+        "live_spec": json.dumps(
+            {"watch": "job", "queue": ref.slug, "id": job["id"], "viewer": sign_kind(viewer)}
+        ),
         "data": shown(job["data"], cap),
         "opts": shown(job["opts"], cap),
         # "Copy as JSON" holds the job in the page; a huge one is downloaded instead.

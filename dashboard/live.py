@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any
 
 from channels.layers import get_channel_layer
 
 from dashboard import fanout
 from queues.cancelling import cancel_and_wait
-from queues.follower import Follower, Topic
-from queues.jsontext import dumps
+from queues.follower import Follower
+from queues.live_protocol import LiveMessage, Topic
 
 _running: dict[asyncio.AbstractEventLoop, tuple[Follower, asyncio.Task[None]]] = {}
 
@@ -30,13 +29,12 @@ def group_name(topic: Topic) -> str:
     return f"bullpen.{kind}.{digest}"
 
 
-async def publish(topic: Topic, message: dict[str, Any]) -> None:
+async def publish(topic: Topic, message: LiveMessage) -> None:
+    """Data to every process's hub, which renders it once per kind of viewer (fanout.py)."""
     layer = get_channel_layer()
     if layer is not None:
-        # Encoded once here, not once per watching page.
-        text = dumps(message).decode()
         group = group_name(topic)
-        await layer.group_send(group, {"type": "live.message", "group": group, "text": text})
+        await layer.group_send(group, {"type": "live.message", "group": group, "payload": message})
 
 
 def ensure_started() -> Follower:

@@ -30,3 +30,7 @@ def page_params(
     per_page = whole_number(query, "per_page", int(get_config()["DEFAULT_PAGE_SIZE"]))
     order = query.get("order") or "desc"
     return state, page, per_page, order
+
+
+# Page sizes the queue page offers.
+PAGE_SIZES = (10, 20, 50, 100, 300)

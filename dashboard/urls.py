@@ -15,6 +15,7 @@ JOB = "api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("rows/", views.overview_rows, name="overview-rows"),
     path("q/<bullpen_name:queue>/", views.queue_page, name="queue"),
     path("q/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", views.job_page, name="job"),
     path(

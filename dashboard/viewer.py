@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from django.core import signing
+
 from dashboard.access import allows, is_read_only, write_check
 from dashboard.principal import Principal
 
@@ -26,3 +28,25 @@ async def viewer_kind(principal: Principal) -> ViewerKind:
 def can_act_on(kind: ViewerKind, queue_slug: str) -> bool:
     """An operator may act on this queue unless it (or the whole dashboard) is read-only."""
     return kind == "operator" and not is_read_only(queue_slug)
+
+
+# A page tells its websocket which kind of viewer it was rendered for: browsers do not always
+# send basic credentials with the websocket handshake, and the live parts must match the page.
+# The value is signed, so it cannot be raised; it only chooses markup, never what may be done
+# (every action checks its caller again).
+_SALT = "bullpen.viewer-kind"
+_MAX_AGE = 7 * 24 * 3600
+
+
+def sign_kind(kind: ViewerKind) -> str:
+    return signing.dumps(kind, salt=_SALT, compress=False)
+
+
+def verified_kind(token: object) -> ViewerKind | None:
+    if not isinstance(token, str) or len(token) > 200:
+        return None
+    try:
+        kind = signing.loads(token, salt=_SALT, max_age=_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    return kind if kind in VIEWER_KINDS else None

@@ -3,44 +3,65 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from dashboard.guards import page_view
 from dashboard.job_view import page_context, shown
-from dashboard.params import page_params
+from dashboard.params import PAGE_SIZES, page_params
 from dashboard.serializers import queue_json
-from dashboard.viewer import can_act_on, viewer_kind
+from dashboard.viewer import can_act_on, sign_kind, viewer_kind
 from queues.alerts import evaluate
-from queues.conf import get_config
-from queues.counts import summaries, summary
+from queues.conf import default_prefix, get_config
+from queues.counts import QueueSummary, summaries, summary
 from queues.detail import job_detail
 from queues.discovery import known
-from queues.errors import QueueNotFound
+from queues.errors import BullpenError, QueueNotFound
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
 from queues.recent import finished_since
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
 STATE_TABS = [s for s in STATES if s != "paused"]
-PAGE_SIZES = (10, 20, 50, 100, 300)
 
 
-@page_view
-async def overview(request: HttpRequest) -> HttpResponse:
-    found = await summaries()
+async def _overview_context(found: list[QueueSummary]) -> dict[str, Any]:
     queues = [queue_json(s) for s in found]
     recent = await finished_since([s.ref for s in found], 3600)
     alerts = {
         s.ref.slug: [a.as_json() for a in evaluate(s, recent[s.ref]["failed"])] for s in found
     }
-    totals = {state: sum(q["counts"][state] for q in queues) for state in STATES}
-    return render(
-        request,
-        "bullpen/overview.html",
-        {"queues": queues, "states": STATE_TABS, "totals": totals, "alerts": alerts},
-    )
+    return {
+        "queues": queues,
+        "states": STATE_TABS,
+        "alerts": alerts,
+        "first_prefix": default_prefix(),
+    }
+
+
+@page_view
+async def overview(request: HttpRequest) -> HttpResponse:
+    context = await _overview_context(await summaries())
+    queues = context["queues"]
+    context["totals"] = {state: sum(q["counts"][state] for q in queues) for state in STATES}
+    return render(request, "bullpen/overview.html", context)
+
+
+@page_view
+async def overview_rows(request: HttpRequest) -> HttpResponse:
+    """Rows of the overview for queues an open overview has not got yet (``?q=<slug>``...)."""
+    refs = []
+    for slug in request.GET.getlist("q")[:100]:
+        try:
+            ref = QueueRef.from_slug(slug)
+        except BullpenError:
+            continue
+        if await known(ref):
+            refs.append(ref)
+    found = [await summary(ref) for ref in refs]
+    return render(request, "bullpen/_overview_rows.html", await _overview_context(found))
 
 
 @page_view
@@ -75,6 +96,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
                     "page": result.page,
                     "per_page": result.per_page,
                     "order": result.order,
+                    "viewer": sign_kind(kind),
                 }
             ),
         },

@@ -10,7 +10,9 @@ from queues.discovery import known
 from queues.errors import JobNotFound, QueueNotFound
 from queues.job_fields import job_from_hash
 from queues.keys import QueueRef
+from queues.listing import ROW_FIELDS
 from queues.redis_errors import translate_redis_errors
+from queues.scripts import read_capped_fields
 
 # Checked in BullMQ's own order (its getState script): sorted sets first, they are O(log n).
 _ZSET_STATES = ("completed", "failed", "delayed", "prioritized", "waiting-children")
@@ -99,3 +101,46 @@ def _relatives(keys: Any) -> list[dict[str, str]]:
         parsed = job_ref_from_key(key)
         found.append(parsed if parsed else {"slug": "", "queue": "", "id": key})
     return found
+
+
+# What the job page's live parts show: everything but the data (the page keeps the data it
+# loaded; an edit reloads it), values cut at the page's field cap inside Redis.
+LIVE_FIELDS = (*(f for f in ROW_FIELDS if f != "data"), "stacktrace")
+
+
+async def job_state(ref: QueueRef, job_id: str) -> str:
+    """The job's state, found as BullMQ's getState finds it; ``unknown`` when in no list."""
+    redis = get_client()
+    async with redis.pipeline(transaction=False) as pipe:
+        for zset_state in _ZSET_STATES:
+            pipe.zscore(ref.key(zset_state), job_id)
+        for suffix, _ in _LIST_STATES:
+            pipe.lpos(ref.key(suffix), job_id)
+        replies = await pipe.execute(raise_on_error=False)
+    scores, positions = replies[: len(_ZSET_STATES)], replies[len(_ZSET_STATES) :]
+    for state, score in zip(_ZSET_STATES, scores, strict=True):
+        if score is not None and not isinstance(score, Exception):
+            return state
+    for (_, name), pos in zip(_LIST_STATES, positions, strict=True):
+        if isinstance(pos, int):
+            return name
+    return "unknown"
+
+
+async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
+    """The job as its page's live parts show it; ``{"id", "state": "removed"}`` once gone."""
+    cap = int(get_config()["DETAIL_FIELD_CAP"])
+    async with translate_redis_errors():
+        ((values, cut_flat),) = await read_capped_fields(
+            get_client(), [ref.job_key(job_id)], cap, LIVE_FIELDS
+        )
+        if cut_flat and cut_flat[0] == 0:
+            return {"id": job_id, "state": "unknown", "invalid": ["hash"], "truncated": {}}
+        raw = {f: v for f, v in zip(LIVE_FIELDS, values, strict=True) if v is not None}
+        if not raw:
+            return {"id": job_id, "state": "removed"}
+        state = await job_state(ref, job_id)
+    cut = {LIVE_FIELDS[i - 1]: size for i, size in zip(cut_flat[::2], cut_flat[1::2], strict=True)}
+    job = job_from_hash(job_id, raw, cut)
+    job["state"] = state
+    return job

@@ -38,11 +38,11 @@ def reset() -> None:
     _refreshing = None
 
 
-def _escape_glob(text: str) -> str:
+def escape_glob(text: str) -> str:
     return _GLOB_SPECIAL.sub(r"\\\1", text)
 
 
-def _queue_name(prefix: str, key: str) -> str | None:
+def queue_name_of_key(prefix: str, key: str) -> str | None:
     """The queue name of a ``<prefix>:<name>:meta`` or ``...:id`` key, or None for any other key
     the pattern let through (job ids starting with ``id``/``me``, names holding ``:``)."""
     head = prefix + ":"
@@ -57,11 +57,11 @@ def _queue_name(prefix: str, key: str) -> str | None:
 
 async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> set[str]:
     # One pass instead of two: ``[im][de]*`` admits both ``:meta`` and ``:id``; the few other
-    # keys it admits are dropped by _queue_name.
-    pattern = f"{_escape_glob(prefix)}:*:[im][de]*"
+    # keys it admits are dropped by queue_name_of_key.
+    pattern = f"{escape_glob(prefix)}:*:[im][de]*"
     names: set[str] = set()
     async for key in redis.scan_iter(match=pattern, count=count):
-        name = _queue_name(prefix, key)
+        name = queue_name_of_key(prefix, key)
         if name is not None:
             names.add(name)
     return names

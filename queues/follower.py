@@ -32,24 +32,27 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from queues import interest
+from queues import interest, live_protocol
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.conf import get_config
+from queues.conf import get_config as _config
 from queues.connection import get_client, new_client
 from queues.count_estimate import CountEstimates, Effect
 from queues.counts import read_summaries
+from queues.detail import job_live_view
 from queues.discovery import Discovered, discovered, known
 from queues.errors import RedisUnavailable
 from queues.events import QueueEvent, parse_entry
 from queues.keys import QueueRef
 from queues.lease import Lease
 from queues.listing import fetch_jobs
+from queues.live_protocol import CountsEntry, LiveMessage, RowChange, Topic
+from queues.new_queues import NewQueueScanner
 from queues.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
-Topic = tuple[str, ...]  # ("overview",), ("status",), ("queue", slug), ("job", slug, id)
-Publish = Callable[[Topic, dict[str, Any]], Awaitable[None]]
+Publish = Callable[[Topic, LiveMessage], Awaitable[None]]
 
 REDIS_ERRORS = (
     redis.exceptions.ConnectionError,
@@ -78,6 +81,8 @@ class LiveSettings:
     interest_interval: float = 1.0
     block_ms: int = 1000
     lease_ttl_ms: int = 5000
+    # While an overview is open, keys a second walked to notice new queues (new_queues.py).
+    new_queue_scan_keys: int = 20000
 
     @classmethod
     def from_config(cls) -> LiveSettings:
@@ -85,9 +90,9 @@ class LiveSettings:
         return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
 
 
-def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> dict[str, Any]:
+def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> CountsEntry:
     """One queue in a ``counts`` message."""
-    return {"slug": ref.slug, "name": ref.name, "counts": counts, "paused": paused}
+    return live_protocol.counts_entry(ref.slug, ref.name, counts, paused)
 
 
 def _now_ms() -> int:
@@ -112,7 +117,7 @@ class Follower:
         self.resync_at: dict[QueueRef, float] = {}  # queue → when to re-read it exactly
         self.events_taken: dict[QueueRef, int] = {}
         self.counts_read_at: dict[QueueRef, float] = {}
-        self.last_counts: dict[QueueRef, dict[str, Any]] = {}
+        self.last_counts: dict[QueueRef, CountsEntry] = {}
         self.changed_jobs: dict[QueueRef, dict[str, tuple[str, int]]] = {}
         self.progress: dict[QueueRef, dict[str, tuple[Any, int]]] = {}
         self.row_tokens = 0.0
@@ -130,7 +135,10 @@ class Follower:
         self._reader_client: aioredis.Redis | None = None
         self._due: dict[str, float] = {}
         # Messages of one housekeeping pass, sent as one websocket message per topic.
-        self._outbox: dict[Topic, list[dict[str, Any]]] = {}
+        self._outbox: dict[Topic, list[LiveMessage]] = {}
+        self._new_queues = NewQueueScanner(
+            list(_config()["PREFIXES"]), self.settings.new_queue_scan_keys
+        )
 
     IDLE_AFTER = 30.0
 
@@ -141,11 +149,11 @@ class Follower:
 
     # ---- public -------------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any] | None:
+    def snapshot(self) -> LiveMessage | None:
         """Last known counts of every queue (no Redis read), for a page that just connected."""
         if not self.last_counts:
             return None
-        return {"type": "counts", "queues": list(self.last_counts.values()), "at": _now_ms()}
+        return live_protocol.counts_message(list(self.last_counts.values()))
 
     async def run(self) -> None:
         reader = asyncio.ensure_future(self._read_forever())
@@ -281,6 +289,8 @@ class Follower:
             await self._follow_discovered(redis)
         elif self._due_now("adopt", 1.0):
             await self._adopt_watched(redis)
+            if self.overview_watched:
+                await self._adopt_new_queues(redis)
         self._flush_progress()
         await self._flush_rows()
         await self._flush_counts()
@@ -301,7 +311,7 @@ class Follower:
         self.resync_at.clear()
         self._due.pop("full", None)
 
-    def _emit(self, topic: Topic, message: dict[str, Any]) -> None:
+    def _emit(self, topic: Topic, message: LiveMessage) -> None:
         self._outbox.setdefault(topic, []).append(message)
 
     async def _send_outbox(self) -> None:
@@ -312,7 +322,7 @@ class Follower:
             if len(messages) == 1:
                 await self.publish(topic, messages[0])
             else:
-                await self.publish(topic, {"type": "batch", "messages": messages})
+                await self.publish(topic, live_protocol.batch_message(messages))
 
     async def _adopt_watched(self, redis: aioredis.Redis) -> None:
         """Follow at once a watched queue created since the last full refresh."""
@@ -326,6 +336,15 @@ class Follower:
                 continue
             if await known(ref):
                 new.append(ref)
+        await self._follow(redis, new)
+        await self._read_exact(new)
+
+    async def _adopt_new_queues(self, redis: aioredis.Redis) -> None:
+        """Follow queues created since the last look, within a second or two (new_queues.py):
+        their counts reach the overviews, which add their rows."""
+        seen = await self._new_queues.step(redis)
+        following = set(self.refs.values())
+        new = [ref for ref in seen if ref not in following]
         await self._follow(redis, new)
         await self._read_exact(new)
 
@@ -420,32 +439,28 @@ class Follower:
             self.last_counts[ref] = entry
         if not changed:
             return
-        at = _now_ms()
-        self._emit(
-            ("overview",), {"type": "counts", "queues": changed, "at": at, "eventAt": event_at}
-        )
+        self._emit(("overview",), live_protocol.counts_message(changed, event_at))
         for entry in changed:
             if entry["slug"] in self.watched_queues:
                 self._emit(
-                    ("queue", entry["slug"]),
-                    {"type": "counts", "queues": [entry], "at": at, "eventAt": event_at},
+                    ("queue", entry["slug"]), live_protocol.counts_message([entry], event_at)
                 )
 
     def _flush_progress(self) -> None:
         pending, self.progress = self.progress, {}
         for ref, jobs in pending.items():
-            updates = [
+            updates: list[live_protocol.ProgressUpdate] = [
                 {"id": job_id, "progress": value, "at": at} for job_id, (value, at) in jobs.items()
             ]
             if ref.slug in self.watched_queues:
                 self._emit(
-                    ("queue", ref.slug), {"type": "progress", "queue": ref.slug, "updates": updates}
+                    ("queue", ref.slug), live_protocol.progress_message(ref.slug, updates, "queue")
                 )
             for update in updates:
                 if (ref.slug, update["id"]) in self.watched_jobs:
                     self._emit(
                         ("job", ref.slug, update["id"]),
-                        {"type": "progress", "queue": ref.slug, "updates": [update]},
+                        live_protocol.progress_message(ref.slug, [update], "job"),
                     )
 
     ROW_READ_BATCH = 3
@@ -467,39 +482,31 @@ class Follower:
         cap = int(get_config()["LIST_FIELD_CAP"])
         for ref in list(self.changed_jobs):
             jobs = self.changed_jobs.pop(ref)
-            for_queue = ref.slug in self.watched_queues
-            for_jobs = [job_id for job_id in jobs if (ref.slug, job_id) in self.watched_jobs]
-            if not for_queue and not for_jobs:
+            # A watched job's page gets its state as Redis holds it now, read after the event.
+            for job_id in jobs:
+                if (ref.slug, job_id) in self.watched_jobs:
+                    view = await job_live_view(ref, job_id)
+                    self._emit(("job", ref.slug, job_id), live_protocol.job_message(ref.slug, view))
+            if ref.slug not in self.watched_queues:
                 continue
-            # Read the newest changes (and every watched job); the rest go out state-only.
+            # Read the newest changes within the budget; the rest go out state-only.
             live = [job_id for job_id, (state, _) in jobs.items() if state != "removed"]
-            granted = self._take_row_tokens(len(live)) if for_queue else 0
-            newest = live[len(live) - granted :] if granted else []
-            to_read = list(dict.fromkeys([*newest, *for_jobs]))
+            granted = self._take_row_tokens(len(live))
+            to_read = live[len(live) - granted :] if granted else []
             fetched = await fetch_jobs(ref, to_read, cap) if to_read else []
             rows = {row["id"]: row for row in fetched}
-            out: list[dict[str, Any]] = []
-            removed = []
+            out: list[RowChange] = []
+            removed: list[live_protocol.Removal] = []
             for job_id, (state, at) in jobs.items():
                 row = rows.get(job_id)
                 if state == "removed" or (row is None and job_id in to_read):
                     removed.append({"id": job_id, "at": at})
                 elif row is None:
-                    out.append({"id": job_id, "state": state, "at": at, "partial": True})
+                    out.append({"id": job_id, "state": state, "at": at})
                 else:
-                    row["state"], row["at"] = state, at
-                    out.append(row)
-            message = {"type": "rows", "queue": ref.slug, "rows": out, "removed": removed}
-            if for_queue:
-                self._emit(("queue", ref.slug), message)
-            for job_id in for_jobs:
-                one = {
-                    "type": "rows",
-                    "queue": ref.slug,
-                    "rows": [r for r in out if r["id"] == job_id],
-                    "removed": [r for r in removed if r["id"] == job_id],
-                }
-                self._emit(("job", ref.slug, job_id), one)
+                    row["state"] = state
+                    out.append({"id": job_id, "state": state, "at": at, "job": row})
+            self._emit(("queue", ref.slug), live_protocol.rows_message(ref.slug, out, removed))
 
     async def _flush_logs(self, redis: aioredis.Redis) -> None:
         watched = sorted(self.watched_jobs)
@@ -532,10 +539,7 @@ class Follower:
             chunks = await pipe.execute(raise_on_error=False)
         for (key, known, _), lines in zip(grown, chunks, strict=True):
             if isinstance(lines, list):
-                self._emit(
-                    ("job", *key),
-                    {"type": "logs", "queue": key[0], "id": key[1], "start": known, "lines": lines},
-                )
+                self._emit(("job", *key), live_protocol.logs_message(key[0], key[1], known, lines))
 
     async def _set_redis_ok(self, ok: bool, detail: str = "") -> None:
         if self.redis_ok is ok:
@@ -547,10 +551,7 @@ class Follower:
             self.last_counts.clear()
             self.estimates.clear()
             log.warning("live updates: Redis unreachable: %s", detail)
-        await self.publish(
-            ("status",),
-            {"type": "status", "redis": "ok" if ok else "down", "detail": detail, "at": _now_ms()},
-        )
+        await self.publish(("status",), live_protocol.status_message(ok, detail))
 
     async def _close(self) -> None:
         await self._reset_reader()

@@ -6,16 +6,16 @@ from typing import Any
 
 from django.test import AsyncClient, override_settings
 
-from queues.discovery import _queue_name
+from queues.discovery import queue_name_of_key
 
 
-def test_queue_name_parsing() -> None:
-    assert _queue_name("bull", "bull:mail:meta") == "mail"
-    assert _queue_name("bull", "bull:mail:id") == "mail"
-    assert _queue_name("bull", "bull:mail:idle-job") is None
-    assert _queue_name("bull", "bull:mail:5:meta") is None  # a job id named "meta" in queue mail:5?
-    assert _queue_name("my:app", "my:app:q:meta") == "q"
-    assert _queue_name("bull", "other:q:meta") is None
+def testqueue_name_of_key_parsing() -> None:
+    assert queue_name_of_key("bull", "bull:mail:meta") == "mail"
+    assert queue_name_of_key("bull", "bull:mail:id") == "mail"
+    assert queue_name_of_key("bull", "bull:mail:idle-job") is None
+    assert queue_name_of_key("bull", "bull:mail:5:meta") is None  # a job id named "meta" in queue mail:5?
+    assert queue_name_of_key("my:app", "my:app:q:meta") == "q"
+    assert queue_name_of_key("bull", "other:q:meta") is None
 
 
 async def test_discovers_by_meta_or_id_and_ignores_other_keys(

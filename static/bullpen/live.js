@@ -1,13 +1,16 @@
 // Bullpen live updates: one websocket per tab, kept across htmx navigations. The page says what
-// it watches in <main data-live>; the server pushes counts, rows, progress, logs and status.
-// Everything from the server is inserted with textContent: job data is untrusted.
+// it watches in <main data-live>. The server sends numbers (counts, bulk progress) and markup
+// rendered by the pages' own Django templates; this script only decides where that markup goes.
+// It never builds markup itself: job data is untrusted and escaped by the templates.
 (function () {
   "use strict";
 
   var socket = null;
   var retry = 0;
-  var statusEl = function () { return document.getElementById("live-status"); };
   var redisState = "ok";
+  var recovering = null;
+
+  function statusEl() { return document.getElementById("live-status"); }
 
   function setStatus(state, text) {
     var el = statusEl();
@@ -16,20 +19,28 @@
     el.textContent = text;
   }
 
+  function main() { return document.getElementById("main"); }
+
   function spec() {
-    var main = document.getElementById("main");
-    if (!main || !main.dataset.live) return {};
-    try { return JSON.parse(main.dataset.live); } catch (e) { return {}; }
+    var el = main();
+    if (!el || !el.dataset.live) return {};
+    try { return JSON.parse(el.dataset.live); } catch (e) { return {}; }
   }
 
   function send(message) {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
   }
 
-  function subscribe() {
+  function subscribe(force) {
+    // Once per page: fragments that htmx loads into a page (charts, workers) change nothing.
+    var el = main();
+    if (!el || (!force && el.dataset.subscribed)) return;
+    if (!socket || socket.readyState !== WebSocket.OPEN) return;
+    el.dataset.subscribed = "1";
     var watch = spec();
     send({ reset: true });
     if (watch.watch) send(watch);
+    watchOutage();
   }
 
   function connect() {
@@ -37,7 +48,7 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
     setStatus("connecting", retry ? "reconnecting…" : "connecting…");
     socket = new WebSocket(url);
-    socket.onopen = function () { retry = 0; subscribe(); };
+    socket.onopen = function () { retry = 0; subscribe(true); };
     socket.onmessage = function (event) {
       var message;
       try { message = JSON.parse(event.data); } catch (e) { return; }
@@ -53,28 +64,73 @@
   }
 
   function handle(message) {
-    window.bullpenLastMessage = message;
     if (message.type === "status") {
+      var wasDown = redisState === "down";
       redisState = message.redis;
       if (message.redis === "down") setStatus("down", "Redis unreachable");
       else setStatus("live", "live");
+      if (message.redis === "ok" && main() && main().dataset.outage) recover();
+      else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
     if (redisState === "ok") setStatus("live", "live");
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") message.queues.forEach(applyCounts);
-    else if (message.type === "progress") message.updates.forEach(function (u) { applyProgress(message.queue, u); });
+    else if (message.type === "progress") applyProgress(message);
     else if (message.type === "rows") applyRows(message);
+    else if (message.type === "list") applyList(message);
+    else if (message.type === "job") applyJob(message);
     else if (message.type === "logs") applyLogs(message);
     else if (message.type === "bulk") applyBulk(message);
     document.dispatchEvent(new CustomEvent("bullpen:live", { detail: message }));
   }
 
-  // ---- counts ---------------------------------------------------------------------------
+  // ---- inserting server markup ---------------------------------------------------------------
+  function parse(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html;
+    return template.content;
+  }
+
+  function adopt(el) {
+    if (window.htmx) window.htmx.process(el);
+  }
+
+  function swapById(html) {
+    Array.prototype.slice.call(parse(html).children).forEach(function (el) {
+      var old = el.id ? document.getElementById(el.id) : null;
+      if (!old) return;
+      // An open "Edit data" keeps its form while the state around it changes.
+      var openDetails = old.querySelector && old.querySelector("details.edit-data[open]");
+      var keep = openDetails && el.querySelector("details.edit-data");
+      if (keep) keep.replaceWith(openDetails);
+      old.replaceWith(el);
+      adopt(el);
+    });
+    times();
+  }
+
+  function times() { window.dispatchEvent(new Event("bullpen:times")); }
+
+  function flash(el) {
+    el.classList.remove("flash");
+    void el.offsetWidth;
+    el.classList.add("flash");
+  }
+
+  function setText(el, text) {
+    if (el && el.textContent !== String(text)) { el.textContent = text; flash(el); }
+  }
+
+  // ---- counts ---------------------------------------------------------------------------------
+  var missingQueues = {};
+  var missingTimer = null;
+
   function applyCounts(queue) {
     var watch = spec();
-    var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.slug) + '"]');
-    if (row) {
+    if (watch.watch === "overview") {
+      var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.slug) + '"]');
+      if (!row) { missingQueues[queue.slug] = true; fetchMissingRows(); return; }
       Object.keys(queue.counts).forEach(function (state) {
         var cell = row.querySelector('td[data-state="' + state + '"]');
         if (!cell) return;
@@ -91,19 +147,54 @@
     }
     if (watch.watch === "queue" && watch.queue === queue.slug) {
       Object.keys(queue.counts).forEach(function (state) {
-        var count = document.querySelector('.tab[data-state="' + state + '"] .count');
-        if (count && count.textContent !== String(queue.counts[state])) {
-          count.textContent = queue.counts[state];
-          flash(count);
-          // Failure groups re-read themselves (throttled) when failures come or go.
-          if (state === "failed") document.body.dispatchEvent(new CustomEvent("bullpen-failed-changed"));
-        }
-        var total = document.querySelector('.total[data-state="' + state + '"]');
-        if (total) total.textContent = queue.counts[state];
+        setText(document.querySelector('.tab[data-state="' + state + '"] .count'), queue.counts[state]);
       });
+      if (watch.state in queue.counts) {
+        var before = document.querySelector('.total[data-state="' + watch.state + '"]');
+        var changed = before && before.textContent !== String(queue.counts[watch.state]);
+        setText(before, queue.counts[watch.state]);
+        var pages = Math.max(1, Math.ceil(queue.counts[watch.state] / (watch.per_page || 50)));
+        setText(document.querySelector(".pager .pages"), pages);
+        var next = document.querySelector('.pager a[rel="next"]');
+        if (next) next.hidden = (watch.page || 1) >= pages;
+        // Failure groups re-read themselves (throttled) when failures come or go.
+        if (changed && watch.state === "failed") document.body.dispatchEvent(new CustomEvent("bullpen-failed-changed"));
+        checkList();
+      }
       var qbadge = document.querySelector("h1 .badge.paused");
       if (qbadge) qbadge.hidden = !queue.paused;
     }
+  }
+
+  function fetchMissingRows() {
+    // Queues created since the page loaded: their rows, as the overview renders them.
+    if (missingTimer) return;
+    missingTimer = setTimeout(function () {
+      missingTimer = null;
+      var table = document.querySelector("table.overview");
+      var slugs = Object.keys(missingQueues);
+      missingQueues = {};
+      if (!table || !slugs.length) return;
+      var url = table.dataset.rowsUrl + "?" + slugs.map(function (s) { return "q=" + encodeURIComponent(s); }).join("&");
+      fetch(url, { headers: { "HX-Request": "true" } }).then(function (response) {
+        return response.ok ? response.text() : "";
+      }).then(function (html) {
+        if (!html) return;
+        var body = document.getElementById("overview-rows");
+        Array.prototype.slice.call(parse(html).children).forEach(function (tr) {
+          if (body.querySelector('tr[data-queue="' + CSS.escape(tr.dataset.queue) + '"]')) return;
+          var after = Array.prototype.find.call(body.rows, function (r) { return r.dataset.queue > tr.dataset.queue; });
+          body.insertBefore(tr, after || null);
+          adopt(tr);
+          flash(tr);
+        });
+        table.hidden = body.rows.length === 0;
+        var none = document.getElementById("no-queues");
+        if (none) none.hidden = body.rows.length > 0;
+        setText(document.querySelector('[data-testid="queue-count"]'), body.rows.length);
+        updateTotals();
+      });
+    }, 150);
   }
 
   function updateTotals() {
@@ -116,239 +207,139 @@
     });
   }
 
-  function flash(el) {
-    el.classList.remove("flash");
-    void el.offsetWidth;
-    el.classList.add("flash");
-  }
-
-  // ---- progress ----------------------------------------------------------------------------
-  function percent(progress) {
-    var value = progress;
-    if (progress && typeof progress === "object") {
-      var keys = ["percentage", "percent", "pct", "progress"];
-      value = null;
-      for (var i = 0; i < keys.length; i++) if (keys[i] in progress) { value = progress[keys[i]]; break; }
-    }
-    if (typeof value !== "number" || !isFinite(value)) return null;
-    return Math.max(0, Math.min(100, value));
-  }
-
-  function renderProgress(cell, progress) {
-    cell.textContent = "";
-    var pct = percent(progress);
-    if (pct !== null) {
-      var bar = document.createElement("progress");
-      bar.max = 100; bar.value = pct;
-      var label = document.createElement("span");
-      label.className = "small"; label.textContent = " " + Math.round(pct) + "%";
-      cell.appendChild(bar); cell.appendChild(label);
-    } else if (progress) {
-      var text = document.createElement("span");
-      text.className = "mono small";
-      text.textContent = JSON.stringify(progress).slice(0, 40);
-      cell.appendChild(text);
-    }
-  }
-
-  function applyProgress(queue, update) {
-    var watch = spec();
-    if (watch.watch === "queue" && watch.queue === queue) {
-      var row = document.querySelector('tr[data-job-id="' + CSS.escape(update.id) + '"]');
-      if (row) renderProgress(row.querySelector(".progress-cell"), update.progress);
-    }
-    if (watch.watch === "job" && watch.queue === queue && watch.id === update.id) {
-      var box = document.querySelector(".progress-live");
-      var pct = percent(update.progress);
-      if (box) {
-        box.hidden = pct === null;
-        if (pct !== null) {
-          box.querySelector("progress").value = pct;
-          box.querySelector(".pct").textContent = Math.round(pct) + "%";
-        }
-      }
-      var detail = document.querySelector(".progress-detail");
-      if (detail && update.progress && typeof update.progress === "object") {
-        detail.textContent = "";
-        var pre = document.createElement("pre");
-        pre.className = "mono small";
-        pre.textContent = JSON.stringify(update.progress, null, 2);
-        detail.appendChild(pre);
-      }
-    }
-  }
-
-  // ---- rows --------------------------------------------------------------------------------
+  // ---- the queue page's list ------------------------------------------------------------------
   var INSERT_AT_TOP = { waiting: true, active: true, completed: true, failed: true };
 
-  function timeCell(ms) {
-    var td = document.createElement("td");
-    if (typeof ms === "number" && ms > 0) {
-      var t = document.createElement("time");
-      t.dataset.ms = ms;
-      t.dateTime = new Date(ms).toISOString();
-      t.title = new Date(ms).toISOString();
-      var rel = document.createElement("span");
-      rel.className = "rel";
-      t.appendChild(rel);
-      td.appendChild(t);
-    } else {
-      td.innerHTML = '<span class="muted">—</span>';
-    }
-    return td;
+  function listBody() {
+    var table = document.querySelector("#job-list table.jobs");
+    return table ? table.tBodies[0] : null;
   }
 
-  function duration(job) {
-    if (typeof job.processedOn !== "number" || typeof job.finishedOn !== "number") return "—";
-    var ms = job.finishedOn - job.processedOn;
-    if (ms < 1000) return ms + " ms";
-    if (ms < 60000) return (ms / 1000).toFixed(1) + " s";
-    return Math.floor(ms / 60000) + " min " + Math.floor((ms % 60000) / 1000) + " s";
+  function expectedRows(watch) {
+    var total = Number((document.querySelector('.total[data-state="' + watch.state + '"]') || {}).textContent);
+    if (!isFinite(total)) return null;
+    var perPage = watch.per_page || 50;
+    return Math.max(0, Math.min(perPage, total - ((watch.page || 1) - 1) * perPage));
   }
 
-  function jobUrl(table, id) {
-    var encoded = String(id).replace(/%/g, "%25").replace(/\//g, "%2F");
-    return table.dataset.jobUrlPrefix + encodeURIComponent(encoded) + "/";
-  }
-
-  function buildRow(table, job) {
-    var tr = document.createElement("tr");
-    tr.dataset.jobId = job.id;
-    var id = document.createElement("td");
-    id.className = "mono";
-    var a = document.createElement("a");
-    a.href = jobUrl(table, job.id);
-    a.textContent = job.id;
-    id.appendChild(a);
-    tr.appendChild(id);
-    var name = document.createElement("td");
-    name.textContent = job.name || "—";
-    tr.appendChild(name);
-    tr.appendChild(timeCell(job.timestamp));
-    tr.appendChild(timeCell(job.processedOn));
-    tr.appendChild(timeCell(job.finishedOn));
-    var dur = document.createElement("td");
-    dur.textContent = duration(job);
-    tr.appendChild(dur);
-    var attempts = document.createElement("td");
-    attempts.className = "num";
-    attempts.textContent = (job.attemptsMade || 0) + (job.opts && job.opts.attempts ? " / " + job.opts.attempts : "");
-    tr.appendChild(attempts);
-    var progress = document.createElement("td");
-    progress.className = "progress-cell";
-    if (job.progress) renderProgress(progress, job.progress);
-    tr.appendChild(progress);
-    var preview = document.createElement("td");
-    preview.className = "preview";
-    if (job.failedReason) {
-      var reason = document.createElement("div");
-      reason.className = "reason";
-      reason.textContent = String(job.failedReason).slice(0, 200);
-      preview.appendChild(reason);
-    }
-    var code = document.createElement("code");
-    code.className = "mono small";
-    var data = typeof job.data === "string" ? job.data : JSON.stringify(job.data);
-    code.textContent = data.length > 160 ? data.slice(0, 159) + "…" : data;
-    preview.appendChild(code);
-    tr.appendChild(preview);
-    return tr;
+  function checkList() {
+    // The rows shown and the count must agree; when live changes could not be placed (a job
+    // left this page and another should move up, or one came that belongs further down),
+    // say so and offer the list as it is now.
+    var watch = spec();
+    var body = listBody();
+    if (watch.watch !== "queue" || !body) return;
+    var table = body.parentElement;
+    table.hidden = body.rows.length === 0;
+    var empty = document.querySelector('#job-list [data-testid="no-jobs"]');
+    if (empty && (watch.page || 1) === 1) empty.hidden = body.rows.length > 0;
+    var expected = expectedRows(watch);
+    var news = document.querySelector("p.news");
+    if (news && expected !== null && expected !== body.rows.length) news.hidden = false;
   }
 
   function applyRows(message) {
     var watch = spec();
-    if (watch.watch === "job" && watch.queue === message.queue) return applyJob(message);
     if (watch.watch !== "queue" || watch.queue !== message.queue) return;
-    var table = document.querySelector("table.jobs");
-    if (!table) return;
-    var body = table.tBodies[0];
-    var newHidden = 0;
+    var body = listBody();
+    if (!body) return;
     message.removed.forEach(function (gone) {
       var tr = body.querySelector('tr[data-job-id="' + CSS.escape(gone.id) + '"]');
       if (tr) tr.remove();
     });
-    message.rows.forEach(function (job) {
-      var existing = body.querySelector('tr[data-job-id="' + CSS.escape(job.id) + '"]');
-      if (job.state !== watch.state) {
+    message.rows.forEach(function (change) {
+      var existing = body.querySelector('tr[data-job-id="' + CSS.escape(change.id) + '"]');
+      if (change.state !== watch.state) {
         if (existing) existing.remove();
         return;
       }
-      if (job.partial) {
-        // A state change sent without the job's fields: count it, do not draw it.
-        if (!existing) newHidden += 1;
-        return;
-      }
+      if (!change.html) return;  // sent state-only: the count and checkList() tell
+      var tr = parse(change.html).firstElementChild;
       if (existing) {
-        existing.replaceWith(buildRow(table, job));
+        var box = existing.querySelector(".job-select");
+        var newBox = tr.querySelector(".job-select");
+        if (box && newBox) newBox.checked = box.checked;
+        existing.replaceWith(tr);
+        adopt(tr);
         return;
       }
-      if (watch.page === 1 && watch.order === "desc" && INSERT_AT_TOP[watch.state]) {
-        var tr = buildRow(table, job);
-        tr.classList.add("flash");
+      if ((watch.page || 1) === 1 && watch.order !== "asc" && INSERT_AT_TOP[watch.state]) {
         body.insertBefore(tr, body.firstChild);
-        while (body.rows.length > watch.per_page) body.deleteRow(body.rows.length - 1);
-      } else {
-        newHidden += 1;
+        adopt(tr);
+        flash(tr);
+        while (body.rows.length > (watch.per_page || 50)) body.deleteRow(body.rows.length - 1);
       }
     });
-    var empty = document.querySelector("p.empty");
-    if (empty) empty.hidden = body.rows.length > 0;
-    table.hidden = body.rows.length === 0;
-    if (newHidden) {
-      var news = document.querySelector("p.news");
-      if (news) { news.hidden = false; news.querySelector("a").href = location.href; }
-    }
-    window.dispatchEvent(new Event("bullpen:times"));
+    checkList();
+    times();
+  }
+
+  function applyList(message) {
+    var watch = spec();
+    var old = document.getElementById("job-list");
+    if (watch.watch !== "queue" || watch.queue !== message.queue || !old) return;
+    var checked = {};
+    old.querySelectorAll(".job-select:checked").forEach(function (box) { checked[box.value] = true; });
+    var fresh = parse(message.html).firstElementChild;
+    fresh.querySelectorAll(".job-select").forEach(function (box) { box.checked = !!checked[box.value]; });
+    old.replaceWith(fresh);
+    adopt(fresh);
+    var news = document.querySelector("p.news");
+    if (news) news.hidden = true;
+    times();
+  }
+
+  function showListNow() {
+    // The list as it is now, rendered by the server for this page's tab, page and order.
+    var watch = spec();
+    if (watch.watch === "queue") send(watch);
+  }
+
+  // ---- progress, one job, logs, bulk actions --------------------------------------------------
+  function applyProgress(message) {
+    var watch = spec();
+    if (watch.queue !== message.queue) return;
+    message.updates.forEach(function (update) {
+      if (message.scope === "queue" && watch.watch === "queue") {
+        var row = document.querySelector('tr[data-job-id="' + CSS.escape(update.id) + '"]');
+        var cell = row && row.querySelector(".progress-cell");
+        if (cell) cell.replaceChildren(parse(update.html));
+      } else if (message.scope === "job" && watch.watch === "job" && watch.id === update.id) {
+        swapById(update.html);
+      }
+    });
   }
 
   function applyJob(message) {
     var watch = spec();
-    message.rows.forEach(function (job) {
-      if (job.id !== watch.id) return;
-      setField("state", job.state);
-      var badge = document.querySelector('[data-testid="job-state"]');
-      if (badge) { badge.textContent = job.state; badge.className = "badge state-" + job.state; }
-      setField("attemptsMade", String(job.attemptsMade) + (job.opts && job.opts.attempts ? " of " + job.opts.attempts : ""));
-      setField("attemptsStarted", String(job.attemptsStarted));
-      setField("failedReason", job.failedReason || "—");
-      setTime("processedOn", job.processedOn);
-      setTime("finishedOn", job.finishedOn);
-      if (job.progress !== undefined) applyProgress(message.queue, { id: job.id, progress: job.progress });
+    if (watch.watch !== "job" || watch.queue !== message.queue || watch.id !== message.id) return;
+    var before = document.getElementById("job-state");
+    var changed = before && before.textContent !== message.state;
+    swapById(message.html);
+    if (changed) flash(document.getElementById("job-state"));
+  }
+
+  function applyLogs(message) {
+    var watch = spec();
+    if (watch.watch !== "job" || watch.queue !== message.queue || watch.id !== message.id) return;
+    var list = document.querySelector(".log-lines");
+    if (!list) return;
+    var have = Number(list.dataset.count) || 0;
+    var filter = document.querySelector(".log-filter");
+    var needle = filter ? filter.value.toLowerCase() : "";
+    var lines = Array.prototype.slice.call(parse(message.html).children);
+    lines.forEach(function (li, index) {
+      if (message.start + index < have) return;  // already on the page
+      if (needle && li.textContent.toLowerCase().indexOf(needle) === -1) li.classList.add("hidden");
+      list.appendChild(li);
     });
-    message.removed.forEach(function (gone) {
-      if (gone.id === watch.id) {
-        setField("state", "removed");
-        var badge = document.querySelector('[data-testid="job-state"]');
-        if (badge) badge.textContent = "removed";
-      }
-    });
+    var total = Math.max(have, message.start + message.count);
+    list.dataset.count = total;
+    var count = document.querySelector(".log-count");
+    if (count) count.textContent = total;
+    list.scrollTop = list.scrollHeight;
   }
 
-  function setField(name, text) {
-    var el = document.querySelector('[data-field="' + name + '"]');
-    if (el && el.textContent !== text) { el.textContent = text; flash(el); }
-  }
-
-  function setTime(name, ms) {
-    var el = document.querySelector('[data-field="' + name + '"]');
-    if (!el || typeof ms !== "number") return;
-    var current = el.querySelector("time");
-    if (current && Number(current.dataset.ms) === ms) return;
-    var td = timeCell(ms);
-    el.textContent = "";
-    while (td.firstChild) el.appendChild(td.firstChild);
-    var t = el.querySelector("time");
-    if (t) {
-      var abs = document.createElement("span");
-      abs.className = "abs";
-      abs.textContent = new Date(ms).toISOString().replace("T", " ").replace("Z", " UTC");
-      t.insertBefore(abs, t.firstChild);
-      t.insertBefore(document.createTextNode(" "), t.lastChild);
-    }
-    window.dispatchEvent(new Event("bullpen:times"));
-  }
-
-  // ---- bulk actions (retry all, promote all) --------------------------------------------------
   function applyBulk(message) {
     var watch = spec();
     var box = document.getElementById("bulk-progress");
@@ -359,29 +350,25 @@
     box.querySelector(".label").textContent = message.action + ": " + message.done + " of " + message.total;
   }
 
-  // ---- logs --------------------------------------------------------------------------------
-  function applyLogs(message) {
-    var watch = spec();
-    if (watch.watch !== "job" || watch.queue !== message.queue || watch.id !== message.id) return;
-    var list = document.querySelector(".log-lines");
-    if (!list) return;
-    var have = Number(list.dataset.count) || 0;
-    var filter = document.querySelector(".log-filter");
-    var needle = filter ? filter.value.toLowerCase() : "";
-    message.lines.forEach(function (line, index) {
-      if (message.start + index < have) return;  // already on the page
-      var li = document.createElement("li");
-      li.textContent = line;
-      if (needle && line.toLowerCase().indexOf(needle) === -1) li.classList.add("hidden");
-      list.appendChild(li);
-    });
-    var total = Math.max(have, message.start + message.lines.length);
-    list.dataset.count = total;
-    var count = document.querySelector(".log-count");
-    if (count) count.textContent = total;
-    list.scrollTop = list.scrollHeight;
+  // ---- a page that could not be read while Redis was away ------------------------------------
+  function recover() {
+    if (!window.htmx || !main() || !main().dataset.outage) return;
+    // htmx swaps only a successful answer: while Redis is still away the page stays as it is.
+    window.htmx.ajax("GET", location.href, { target: "body", swap: "innerHTML" });
   }
 
+  function watchOutage() {
+    clearInterval(recovering);
+    recovering = null;
+    if (main() && main().dataset.outage) recovering = setInterval(recover, 3000);
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a.show-list") : null;
+    if (!link) return;
+    event.preventDefault();
+    showListNow();
+  });
   document.addEventListener("DOMContentLoaded", connect);
   document.addEventListener("htmx:afterSettle", function () { subscribe(); });
 })();

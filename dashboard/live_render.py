@@ -1,0 +1,155 @@
+"""Live messages made ready for the browser: markup rendered by the pages' own partials.
+
+The follower sends data (queues/live_protocol.py); this turns it into what a page swaps in,
+with the same templates and context as a page load, so a row or a job's state pushed over the
+websocket is exactly what a reload would show. Markup that depends on the viewer (checkboxes,
+buttons) is rendered once per kind of viewer (dashboard/viewer.py), never per socket.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from dashboard.job_view import live_context
+from dashboard.viewer import ViewerKind, can_act_on
+from queues.jsontext import dumps
+from queues.keys import QueueRef
+from queues.listing import JobPage
+from queues.live_protocol import (
+    JobMessage,
+    LiveMessage,
+    LogsMessage,
+    OneMessage,
+    ProgressMessage,
+    RowsMessage,
+)
+
+JOB_PARTS = (
+    "bullpen/_job_state.html",
+    "bullpen/_job_actions.html",
+    "bullpen/_job_facts.html",
+    "bullpen/_job_progress.html",
+    "bullpen/_job_failure.html",
+    "bullpen/_job_returnvalue.html",
+)
+
+
+def variant(message: LiveMessage, kind: ViewerKind) -> str:
+    """Viewers whose variant is the same get the same text: one rendering serves them all."""
+    if message["type"] == "batch":
+        parts = {variant(one, kind) for one in message["messages"]}  # type: ignore[typeddict-item]
+        return kind if parts - {""} else ""
+    if message["type"] == "job":
+        return kind
+    if message["type"] == "rows":
+        return "select" if can_act_on(kind, message["queue"]) else "plain"  # type: ignore[typeddict-item]
+    return ""
+
+
+def encode(message: LiveMessage, kind: ViewerKind) -> str:
+    return dumps(render(message, kind)).decode()
+
+
+def render(message: LiveMessage, kind: ViewerKind) -> dict[str, Any]:
+    if message["type"] == "batch":
+        return {"type": "batch", "messages": [_one(m, kind) for m in message["messages"]]}  # type: ignore[typeddict-item]
+    return _one(message, kind)  # type: ignore[arg-type]
+
+
+def _one(message: OneMessage, kind: ViewerKind) -> dict[str, Any]:
+    if message["type"] == "rows":
+        return _rows(message, kind)
+    if message["type"] == "job":
+        return _job(message, kind)
+    if message["type"] == "progress":
+        return _progress(message)
+    if message["type"] == "logs":
+        return _logs(message)
+    return dict(message)
+
+
+def row_html(slug: str, job: dict[str, Any], selectable: bool) -> str:
+    """One job row, as the queue page's list renders it."""
+    context = {
+        "job": job,
+        "queue": {"slug": slug},
+        "state": job.get("state"),
+        "selectable": selectable,
+    }
+    return render_to_string("bullpen/_job_row.html", context)
+
+
+def list_html(slug: str, page: JobPage, kind: ViewerKind, page_sizes: tuple[int, ...]) -> str:
+    """The queue page's whole list (totals, rows, pager), as a page load renders it."""
+    selectable = can_act_on(kind, slug)
+    context = {
+        "queue": {"slug": slug},
+        "state": page.state,
+        "result": page,
+        "page_sizes": page_sizes,
+        "selectable": selectable,
+    }
+    return render_to_string("bullpen/_job_list.html", context)
+
+
+def job_html(slug: str, job: dict[str, Any], kind: ViewerKind) -> str:
+    """The job page's live parts, each an element with an id the page swaps."""
+    context = live_context(QueueRef.from_slug(slug), job, viewer=kind)
+    return "".join(render_to_string(name, context) for name in JOB_PARTS)
+
+
+def _rows(message: RowsMessage, kind: ViewerKind) -> dict[str, Any]:
+    selectable = can_act_on(kind, message["queue"])
+    rows = []
+    for change in message["rows"]:
+        row: dict[str, Any] = {"id": change["id"], "state": change["state"], "at": change["at"]}
+        job = change.get("job")
+        if job is not None:
+            row["html"] = row_html(message["queue"], job, selectable)
+        rows.append(row)
+    return {"type": "rows", "queue": message["queue"], "rows": rows, "removed": message["removed"]}
+
+
+def _job(message: JobMessage, kind: ViewerKind) -> dict[str, Any]:
+    job = message["job"]
+    return {
+        "type": "job",
+        "queue": message["queue"],
+        "id": message["id"],
+        "state": job.get("state"),
+        "at": message["at"],
+        "html": job_html(message["queue"], job, kind),
+    }
+
+
+def _progress(message: ProgressMessage) -> dict[str, Any]:
+    # A queue page swaps a row's progress cell, a job page its progress box.
+    def html(value: Any) -> str:
+        if message["scope"] == "queue":
+            return render_to_string("bullpen/_progress_cell.html", {"progress": value})
+        return render_to_string("bullpen/_job_progress.html", {"job": {"progress": value}})
+
+    updates = [
+        {"id": update["id"], "at": update["at"], "html": html(update["progress"])}
+        for update in message["updates"]
+    ]
+    return {
+        "type": "progress",
+        "queue": message["queue"],
+        "scope": message["scope"],
+        "updates": updates,
+    }
+
+
+def _logs(message: LogsMessage) -> dict[str, Any]:
+    html = render_to_string("bullpen/_log_lines.html", {"lines": message["lines"]})
+    return {
+        "type": "logs",
+        "queue": message["queue"],
+        "id": message["id"],
+        "start": message["start"],
+        "count": len(message["lines"]),
+        "html": html,
+    }

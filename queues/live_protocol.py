@@ -1,0 +1,158 @@
+"""The live follower's messages, one TypedDict each, built only by the functions below.
+
+These carry data, not markup: the dashboard renders them with the pages' own templates
+(dashboard/live_render.py) once per kind of viewer, then sends them to the browsers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, TypedDict
+
+Topic = tuple[str, ...]  # ("overview",), ("status",), ("queue", slug), ("job", slug, id)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CountsEntry(TypedDict):
+    slug: str
+    name: str
+    counts: dict[str, int]
+    paused: bool
+
+
+class CountsMessage(TypedDict):
+    type: Literal["counts"]
+    queues: list[CountsEntry]
+    at: int
+    eventAt: int  # when the oldest event behind these counts was written (0: none)
+
+
+class StatusMessage(TypedDict):
+    type: Literal["status"]
+    redis: Literal["ok", "down"]
+    detail: str
+    at: int
+
+
+class ProgressUpdate(TypedDict):
+    id: str
+    progress: Any
+    at: int
+
+
+class ProgressMessage(TypedDict):
+    type: Literal["progress"]
+    queue: str
+    scope: Literal["queue", "job"]  # for a queue page's rows, or for one job's page
+    updates: list[ProgressUpdate]
+
+
+class RowChange(TypedDict, total=False):
+    id: str
+    state: str
+    at: int
+    job: dict[str, Any]  # the row as a list page reads it; absent: sent state-only
+
+
+class Removal(TypedDict):
+    id: str
+    at: int
+
+
+class RowsMessage(TypedDict):
+    type: Literal["rows"]
+    queue: str
+    rows: list[RowChange]
+    removed: list[Removal]
+
+
+class JobMessage(TypedDict):
+    type: Literal["job"]
+    queue: str
+    id: str
+    job: dict[str, Any]  # queues.detail.job_live_view: state "removed" once gone
+    at: int
+
+
+class LogsMessage(TypedDict):
+    type: Literal["logs"]
+    queue: str
+    id: str
+    start: int
+    lines: list[str]
+
+
+class BulkMessage(TypedDict):
+    type: Literal["bulk"]
+    queue: str
+    action: str
+    done: int
+    total: int
+
+
+OneMessage = (
+    CountsMessage
+    | StatusMessage
+    | ProgressMessage
+    | RowsMessage
+    | JobMessage
+    | LogsMessage
+    | BulkMessage
+)
+
+
+class BatchMessage(TypedDict):
+    """What one pass of the follower has for one topic: one websocket message, not several."""
+
+    type: Literal["batch"]
+    messages: list[OneMessage]
+
+
+LiveMessage = OneMessage | BatchMessage
+
+
+def counts_entry(slug: str, name: str, counts: dict[str, int], paused: bool) -> CountsEntry:
+    return {"slug": slug, "name": name, "counts": counts, "paused": paused}
+
+
+def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessage:
+    return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
+
+
+def status_message(ok: bool, detail: str = "") -> StatusMessage:
+    return {"type": "status", "redis": "ok" if ok else "down", "detail": detail, "at": now_ms()}
+
+
+def progress_message(
+    queue: str, updates: list[ProgressUpdate], scope: Literal["queue", "job"]
+) -> ProgressMessage:
+    return {"type": "progress", "queue": queue, "scope": scope, "updates": updates}
+
+
+def rows_message(queue: str, rows: list[RowChange], removed: list[Removal]) -> RowsMessage:
+    return {"type": "rows", "queue": queue, "rows": rows, "removed": removed}
+
+
+def job_message(queue: str, job: dict[str, Any]) -> JobMessage:
+    return {"type": "job", "queue": queue, "id": str(job["id"]), "job": job, "at": now_ms()}
+
+
+def logs_message(queue: str, job_id: str, start: int, lines: list[str]) -> LogsMessage:
+    return {"type": "logs", "queue": queue, "id": job_id, "start": start, "lines": lines}
+
+
+def bulk_message(queue: str, action: str, done: int, total: int) -> BulkMessage:
+    return {"type": "bulk", "queue": queue, "action": action, "done": done, "total": total}
+
+
+def batch_message(messages: list[LiveMessage]) -> BatchMessage:
+    flat: list[OneMessage] = []
+    for message in messages:
+        if message["type"] == "batch":
+            flat.extend(message["messages"])  # type: ignore[typeddict-item]
+        else:
+            flat.append(message)  # type: ignore[arg-type]
+    return {"type": "batch", "messages": flat}

@@ -1,0 +1,42 @@
+"""Noticing new queues within a second or two while someone watches the overview.
+
+Discovery's full SCAN is cached for ``DISCOVERY_INTERVAL`` seconds (30 by default): fine for
+pages, too slow for an overview that should show a queue as soon as BullMQ creates it. BullMQ
+keeps no registry of queues, so this walks the keyspace with a SCAN cursor that carries over
+from call to call, at most ``keys_per_second`` keys a second: on a small Redis a whole sweep
+fits in one step, on a large one a sweep takes longer but Redis's cost stays the same.
+"""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+
+from queues.discovery import escape_glob, queue_name_of_key
+from queues.keys import QueueRef
+
+SCAN_BATCH = 1000
+
+
+class NewQueueScanner:
+    def __init__(self, prefixes: list[str], keys_per_second: int) -> None:
+        self.prefixes = prefixes
+        self.keys_per_second = max(SCAN_BATCH, keys_per_second)
+        self._cursors: dict[str, int] = {}
+
+    async def step(self, redis: aioredis.Redis, seconds: float = 1.0) -> set[QueueRef]:
+        """Queues seen in this step's share of the sweep (known ones included)."""
+        calls = max(1, int(self.keys_per_second * seconds) // SCAN_BATCH // len(self.prefixes))
+        found: set[QueueRef] = set()
+        for prefix in self.prefixes:
+            pattern = f"{escape_glob(prefix)}:*:[im][de]*"
+            cursor = self._cursors.get(prefix, 0)
+            for _ in range(calls):
+                cursor, keys = await redis.scan(cursor, match=pattern, count=SCAN_BATCH)
+                for key in keys:
+                    name = queue_name_of_key(prefix, str(key))
+                    if name is not None:
+                        found.add(QueueRef(prefix, name))
+                if cursor == 0:
+                    break
+            self._cursors[prefix] = cursor
+        return found
