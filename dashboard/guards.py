@@ -28,6 +28,7 @@ from queues.errors import (
     RedisUnavailable,
 )
 from queues.failure_groups import forget_shared
+from queues.redis_errors import translate_redis_errors
 
 View = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 Action = Callable[..., Coroutine[Any, Any, ActionResult]]
@@ -79,7 +80,8 @@ def api_view(view: View) -> View:
         if not await allows(read_check(), principal):
             return json_error(*_refusal(principal))
         try:
-            return await view(request, *args, **kwargs)
+            async with translate_redis_errors():
+                return await view(request, *args, **kwargs)
         except BullpenError as error:
             return json_error(str(error), status_of(error))
 
@@ -109,7 +111,8 @@ def page_view(view: View) -> View:
             return response
         request.bullpen_principal = principal  # type: ignore[attr-defined]
         try:
-            return await view(request, *args, **kwargs)
+            async with translate_redis_errors():
+                return await view(request, *args, **kwargs)
         except BullpenError as error:
             status = status_of(error)
             return render(

@@ -222,10 +222,12 @@
     return Math.max(0, Math.min(perPage, total - ((watch.page || 1) - 1) * perPage));
   }
 
+  var disagreeTimer = null;
+
   function checkList() {
-    // The rows shown and the count must agree; when live changes could not be placed (a job
-    // left this page and another should move up, or one came that belongs further down),
-    // say so and offer the list as it is now.
+    // The rows shown and the count must agree. Counts often arrive a moment before the rows
+    // they count; when they still disagree after that (a job left this page and another should
+    // move up, or one came that belongs further down), say so and offer the list as it is now.
     var watch = spec();
     var body = listBody();
     if (watch.watch !== "queue" || !body) return;
@@ -233,9 +235,21 @@
     table.hidden = body.rows.length === 0;
     var empty = document.querySelector('#job-list [data-testid="no-jobs"]');
     if (empty && (watch.page || 1) === 1) empty.hidden = body.rows.length > 0;
-    var expected = expectedRows(watch);
     var news = document.querySelector("p.news");
-    if (news && expected !== null && expected !== body.rows.length) news.hidden = false;
+    var expected = expectedRows(watch);
+    var agree = expected === null || expected === body.rows.length;
+    if (agree) {
+      clearTimeout(disagreeTimer);
+      disagreeTimer = null;
+      if (news) news.hidden = true;
+    } else if (!disagreeTimer) {
+      disagreeTimer = setTimeout(function () {
+        disagreeTimer = null;
+        var again = expectedRows(spec());
+        var rows = listBody();
+        if (news && rows && again !== null && again !== rows.rows.length) news.hidden = false;
+      }, 1500);
+    }
   }
 
   function applyRows(message) {

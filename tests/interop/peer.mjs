@@ -16,7 +16,7 @@
 //   inspect         --queue Q [--ids a,b,c] [--asc]
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-raw-hostile --queue Q
-//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -374,6 +374,8 @@ async function work(flags) {
   const progress = flags.progress === true;
   // --step-ms: report progress 25/50/75/100 with this pause between steps (a slow job to watch).
   const stepMs = intFlag(flags, 'step-ms', 0);
+  // --delay-ms: each job takes this long before it completes or fails.
+  const delayMs = intFlag(flags, 'delay-ms', 0);
 
   let finished = 0;
   let completed = 0;
@@ -403,6 +405,7 @@ async function work(flags) {
           await job.updateProgress({ pct: 50, stage: 'working' });
           await job.log(`working on ${job.id}`);
         }
+        if (delayMs > 0) await new Promise(resolve => setTimeout(resolve, delayMs));
         if (fail) {
           // --fail: the job's own data.error message if it has one (for mixed failures).
           throw new Error(job.data?.error ?? `job ${job.id} failed on purpose`);
