@@ -69,6 +69,20 @@ def duration(ms: Any) -> str:
 
 
 @register.filter
+def seconds_span(seconds: Any) -> str:
+    """A whole number of seconds in the two largest units: "42 s", "3 min 5 s", "2 d 4 h"."""
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0:
+        return "—"
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    if seconds < 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+
+
+@register.filter
 def progress_percent(progress: Any) -> float | None:
     """A number 0-100 from BullMQ progress: a number, or an object with a percentage in it."""
     value: Any = progress
