@@ -13,7 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from bullpen_site.demo import silenced_checks
 from tests.conftest import ROOT
+from tests.redis_server import RedisServer
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -75,3 +77,26 @@ def test_bad_port_is_named() -> None:
     env = {**demo_env(0), "PORT": "eighty"}
     result = run(sys.executable, "-m", "bullpen_site.demo", "--check-port", env=env)
     assert result.returncode != 0 and "PORT='eighty' is not a port number" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "w010"),
+    [("127.0.0.1", False), ("localhost", False), ("0.0.0.0", True)],  # noqa: S104
+)
+def test_demo_checks_warn_only_about_what_applies(
+    redis_server: RedisServer, host: str, w010: bool
+) -> None:
+    # The demo's processes, as it starts them: its credentials, its Redis, its settings.
+    env = {
+        **demo_env(8000),
+        "DJANGO_SETTINGS_MODULE": "bullpen_site.settings",
+        "REDIS_URL": redis_server.url,
+        "DASHBOARD_USERNAME": "demo",
+        "DASHBOARD_PASSWORD": "pw-for-the-test",
+        "BULLPEN_SILENCED_CHECKS": silenced_checks(host),
+    }
+    result = run(sys.executable, "manage.py", "check", "--fail-level", "WARNING", env=env)
+    # On loopback nothing applies; served to the network, the clear-text warning does.
+    assert ("bullpen.W010" in result.stderr) is w010, result.stderr
+    assert (result.returncode == 0) is not w010
+    assert "bullpen.W009" not in result.stderr and "bullpen.W012" not in result.stderr
