@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django import template
+from django.template.defaultfilters import pluralize
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
@@ -155,7 +156,7 @@ def _tree(value: Any, depth: int) -> SafeString:
         mark_safe(" open") if depth < 2 else "",
         brackets[0],
         len(items),
-        "keys" if isinstance(value, dict) else "items",
+        ("key" if isinstance(value, dict) else "item") + pluralize(len(items)),
         rows,
         more,
         brackets[1],
