@@ -6,6 +6,8 @@ The worker's JSON-lines log goes to var/demo-worker.log (demo e-mails too: conso
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import os
 import secrets
 import signal
@@ -22,6 +24,46 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def port_problem(host: str, port_text: str) -> str | None:
+    """Why daphne could not listen on host:port, found before anything else starts (daphne
+    would only fail after Redis, the workers and the credentials)."""
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return f"PORT={port_text!r} is not a port number; set PORT=8001 (any free port)"
+    port = int(port_text)
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as error:
+        return f"HOST={host!r} cannot be resolved ({error.strerror}); set HOST=127.0.0.1"
+    with socket.socket(family, kind, proto) as sock:
+        # As daphne binds: a port left in TIME_WAIT by a stopped server is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return f"port {port} is in use; set PORT=… to a free one (e.g. PORT={port + 1})"
+            return f"cannot listen on {host}:{port} ({error.strerror}); set PORT=… or HOST=…"
+    return None
+
+
+def silenced_checks(host: str, already: str = "") -> str:
+    """BULLPEN_SILENCED_CHECKS for the demo's processes: bullpen.W010 (basic credentials over
+    plain HTTP) is about credentials crossing a network, which on loopback they never do."""
+    ids = [i for i in already.split(",") if i]
+    if _loopback(host) and "bullpen.W010" not in ids:
+        ids.append("bullpen.W010")
+    return ",".join(ids)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _embedded_redis() -> tuple[subprocess.Popen[bytes], str]:
@@ -56,17 +98,23 @@ def _embedded_redis() -> tuple[subprocess.Popen[bytes], str]:
 
 
 def main() -> None:
-    children: list[subprocess.Popen[bytes]] = []
     env = dict(os.environ)
+    host, port = env.get("HOST", "127.0.0.1"), env.get("PORT", "8000")
+    problem = port_problem(host, port)
+    if problem:
+        raise SystemExit(problem)
+    if sys.argv[1:] == ["--check-port"]:  # ./run demo asks before preparing the site
+        return
+    children: list[subprocess.Popen[bytes]] = []
     if not env.get("REDIS_URL"):
         redis_process, env["REDIS_URL"] = _embedded_redis()
         children.append(redis_process)
         print(f"Embedded Redis at {env['REDIS_URL']}", flush=True)
-    host, port = env.get("HOST", "127.0.0.1"), env.get("PORT", "8000")
     if not (env.get("DASHBOARD_USERNAME") and env.get("DASHBOARD_PASSWORD")):
         # Actions (retry, replay...) need credentials: make some for this run.
         env["DASHBOARD_USERNAME"] = "demo"
         env["DASHBOARD_PASSWORD"] = secrets.token_urlsafe(12)
+    env["BULLPEN_SILENCED_CHECKS"] = silenced_checks(host, env.get("BULLPEN_SILENCED_CHECKS", ""))
     python = sys.executable
     worker_log = ROOT / "var" / "demo-worker.log"
     with worker_log.open("ab") as log:

@@ -2,7 +2,8 @@
 
 Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY,
 DEBUG, ALLOWED_HOSTS, BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
-CHANNEL_LAYER_URL (a Redis for the channel layer when running several server processes).
+CHANNEL_LAYER_URL (a Redis for the channel layer when running several server processes),
+BULLPEN_SILENCED_CHECKS (system check ids that do not apply, comma-separated).
 """
 
 from __future__ import annotations
@@ -116,8 +117,12 @@ BULLPEN = {
     "BASIC_AUTH_PLAIN": {_username: _password} if _username and _password else {},
 }
 
-# Reads are open on purpose in the standalone site (acting needs the credentials).
-SILENCED_SYSTEM_CHECKS = ["bullpen.W012"]
+# Reads are open on purpose in the standalone site (acting needs the credentials); more ids
+# (comma-separated) from BULLPEN_SILENCED_CHECKS, e.g. ./run demo's on the loopback interface.
+SILENCED_SYSTEM_CHECKS = [
+    "bullpen.W012",
+    *filter(None, os.environ.get("BULLPEN_SILENCED_CHECKS", "").split(",")),
+]
 
 LOGGING = {
     "version": 1,

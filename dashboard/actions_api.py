@@ -12,7 +12,7 @@ from django.http import HttpRequest
 
 from dashboard import live
 from dashboard.guards import mutation_view
-from dashboard.params import whole_number
+from dashboard.params import duration_ms, whole_number
 from queues.actions import job_actions, queue_actions
 from queues.actions.result import ActionResult
 from queues.discovery import known
@@ -21,6 +21,7 @@ from queues.keys import QueueRef
 from queues.live_protocol import bulk_message
 
 MAX_BULK = 1000
+DEFAULT_GRACE = "1 h"
 
 
 def params(request: HttpRequest) -> dict[str, Any]:
@@ -124,11 +125,18 @@ async def clean(request: HttpRequest, queue: str) -> ActionResult:
     values = params(request)
     state = str(values.get("state") or "")
     return await queue_actions.clean(
-        await queue_ref(queue),
-        state,
-        whole_number(values, "grace_ms", 0),
-        whole_number(values, "limit", 0),
+        await queue_ref(queue), state, _grace_ms(values), whole_number(values, "limit", 0)
     )
+
+
+def _grace_ms(values: dict[str, Any]) -> int:
+    """``grace`` as a person types it ("30 min"), or ``grace_ms`` as API clients always sent."""
+    given = [name for name in ("grace", "grace_ms") if values.get(name) not in (None, "")]
+    if len(given) == 2:
+        raise BadParameter("Give grace or grace_ms, not both")
+    if given == ["grace_ms"]:
+        return whole_number(values, "grace_ms")
+    return duration_ms(values, "grace", DEFAULT_GRACE)
 
 
 @mutation_view("pause")

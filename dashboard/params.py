@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dashboard.duration_input import ACCEPTED, DurationError, parse_duration_ms
 from queues.conf import get_config
 from queues.errors import BadParameter
 
@@ -20,6 +21,18 @@ def whole_number(values: Mapping[str, Any], name: str, default: int | None = Non
         return int(raw)
     except (TypeError, ValueError):
         raise BadParameter(f"{name} must be a whole number") from None
+
+
+def duration_ms(values: Mapping[str, Any], name: str, default: str) -> int:
+    """``values[name]`` as typed by a person ("30 min", "1h30m"; a bare number is ms)."""
+    raw = values.get(name)
+    text = default if raw is None or raw == "" else raw
+    if not isinstance(text, str | int) or isinstance(text, bool):
+        raise BadParameter(f"{name} must be {ACCEPTED}")
+    try:
+        return parse_duration_ms(str(text))
+    except DurationError as error:
+        raise BadParameter(f"{name}: {error}") from None
 
 
 def page_params(

@@ -20,7 +20,7 @@ from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
 from queues.recent import finished_since
-from queues.workers import list_workers
+from queues.workers import by_process, list_workers
 
 
 async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
@@ -59,7 +59,12 @@ async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
 @api_view
 async def workers_api(request: HttpRequest, queue: str) -> JsonResponse:
     workers = await list_workers([await queue_ref(queue)])
-    return JsonResponse({"workers": [w.as_json() for w in workers]})
+    return JsonResponse(
+        {
+            "workers": [w.as_json() for w in workers],  # connections, as before
+            "processes": [p.as_json() for p in by_process(workers)],
+        }
+    )
 
 
 @api_view
@@ -112,5 +117,14 @@ async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
 
 @page_view
 async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
-    workers = await list_workers([await queue_ref(queue)])
-    return render(request, "bullpen/_workers.html", {"workers": workers})
+    connections = await list_workers([await queue_ref(queue)])
+    workers = by_process(connections)
+    return render(
+        request,
+        "bullpen/_workers.html",
+        {
+            "workers": workers,
+            "connections": len(connections),
+            "unnamed": any(not w.worker_name for w in workers),
+        },
+    )

@@ -7,6 +7,7 @@ from django.urls import path, register_converter
 from dashboard import account_views, api, charts, metrics, runner_views, search_api, triage, views
 from dashboard import actions_api as act
 from dashboard.converters import NameConverter
+from dashboard.not_found import not_found
 
 register_converter(NameConverter, "bullpen_name")
 
@@ -82,4 +83,6 @@ urlpatterns = [
     path(f"{JOB}data/", act.update_data, name="update-data"),
     path(f"{JOB}duplicate/", act.duplicate_job, name="duplicate-job"),
     path(f"{JOB}priority/", act.change_priority, name="change-priority"),
+    # Last: any other path under the mount gets the dashboard's 404 (JSON under api/).
+    path("<path:rest>", not_found, name="not-found"),
 ]

@@ -2,7 +2,8 @@
 
 Python workers name theirs ``<prefix>:<queue>[:w:<worker name>]``, Node workers
 ``<prefix>:<base64 of queue>[:w:<worker name>]``; each library lists only its own, so both forms
-are read here from one ``CLIENT LIST``.
+are read here from one ``CLIENT LIST``. A worker process opens several connections under one
+name (a blocking one for waiting on jobs, a normal one): ``by_process`` folds them into one.
 """
 
 from __future__ import annotations
@@ -36,6 +37,60 @@ class WorkerConnection:
             "idleSeconds": self.idle_s,
             "clientName": self.client_name,
         }
+
+
+@dataclass(frozen=True)
+class WorkerProcess:
+    """The connections of one queue's worker name from one host: one worker process, as far as
+    Redis can tell (unnamed workers on one host share a name, so they share a row)."""
+
+    queue: str  # slug
+    worker_name: str
+    library: str
+    host: str
+    connections: int
+    age_s: int  # of the oldest connection: how long the worker has been up
+    idle_s: int  # of the busiest connection: how recently it talked to Redis
+    client_name: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "name": self.worker_name,
+            "library": self.library,
+            "host": self.host,
+            "connections": self.connections,
+            "ageSeconds": self.age_s,
+            "idleSeconds": self.idle_s,
+            "clientName": self.client_name,
+        }
+
+
+def host_of(addr: str) -> str:
+    """``127.0.0.1:6379`` → ``127.0.0.1``; ``[::1]:6379`` → ``[::1]``."""
+    host, sep, _port = addr.rpartition(":")
+    return host if sep else addr
+
+
+def by_process(connections: list[WorkerConnection]) -> list[WorkerProcess]:
+    groups: dict[tuple[str, str, str], list[WorkerConnection]] = {}
+    for connection in connections:
+        key = (connection.queue, connection.client_name, host_of(connection.addr))
+        groups.setdefault(key, []).append(connection)
+    processes = [
+        WorkerProcess(
+            queue=queue,
+            worker_name=members[0].worker_name,
+            library=members[0].library,
+            host=host,
+            connections=len(members),
+            age_s=max(m.age_s for m in members),
+            idle_s=min(m.idle_s for m in members),
+            client_name=client_name,
+        )
+        for (queue, client_name, host), members in groups.items()
+    ]
+    return sorted(processes, key=lambda p: (p.queue, p.library, p.worker_name, p.host))
 
 
 def parse_client_list(text: str) -> list[dict[str, str]]:

@@ -162,13 +162,20 @@ async def test_workers_of_both_libraries(
     )
     try:
         for _ in range(50):
-            workers = (await client.get("/queues/api/queues/jobs/workers/")).json()["workers"]
+            body = (await client.get("/queues/api/queues/jobs/workers/")).json()
+            workers = body["workers"]
             if {w["library"] for w in workers} == {"node", "python"}:
                 break
             await asyncio.sleep(0.2)
         assert {w["library"] for w in workers} == {"node", "python"}
         assert any(w["name"] == "py-1" for w in workers)
         assert all(w["addr"].startswith("127.0.0.1:") for w in workers)
+        # One process per worker, however many connections carry its name.
+        processes = {p["library"]: p for p in body["processes"]}
+        assert len(body["processes"]) == 2 and processes["python"]["name"] == "py-1"
+        for library, process in processes.items():
+            mine = [w for w in workers if w["library"] == library]
+            assert process["connections"] == len(mine) and process["host"] == "127.0.0.1"
         html = (await client.get("/queues/q/jobs/workers/")).content.decode()
         assert "node" in html and "python" in html
     finally:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django import template
+from django.template.defaultfilters import pluralize
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
@@ -66,6 +67,20 @@ def duration(ms: Any) -> str:
     if ms < 3_600_000:
         return f"{int(ms // 60_000)} min {int(ms % 60_000 // 1000)} s"
     return f"{int(ms // 3_600_000)} h {int(ms % 3_600_000 // 60_000)} min"
+
+
+@register.filter
+def seconds_span(seconds: Any) -> str:
+    """A whole number of seconds in the two largest units: "42 s", "3 min 5 s", "2 d 4 h"."""
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0:
+        return "—"
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    if seconds < 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
 
 
 @register.filter
@@ -141,7 +156,7 @@ def _tree(value: Any, depth: int) -> SafeString:
         mark_safe(" open") if depth < 2 else "",
         brackets[0],
         len(items),
-        "keys" if isinstance(value, dict) else "items",
+        ("key" if isinstance(value, dict) else "item") + pluralize(len(items)),
         rows,
         more,
         brackets[1],

@@ -70,7 +70,8 @@ def use_analyzer(analyzer: Analyzer) -> None:
 async def analyze_document(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
     document = str(payload["document"])
     pages = max(1, int(payload.get("pages", 1)))
-    await ctx.log(f"attempt {ctx.attempt}/{ctx.max_attempts}: sending {document} ({pages} pages)")
+    pages_text = f"{pages} page" if pages == 1 else f"{pages} pages"
+    await ctx.log(f"attempt {ctx.attempt}/{ctx.max_attempts}: sending {document} ({pages_text})")
     await ctx.progress({"percentage": 10, "stage": "uploaded"})
     analysis = await _analyzer.analyze(document, pages, ctx.attempt)
     await ctx.progress({"percentage": 90, "stage": "analysed"})

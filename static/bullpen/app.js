@@ -16,11 +16,26 @@
     return "";
   }
 
+  // Rewrites the relative text of every time under root; says whether one is within a minute
+  // of now (past or future), where the text changes every second.
   function refreshTimes(root) {
+    var recent = false;
     root.querySelectorAll("time[data-ms]").forEach(function (el) {
       var rel = el.querySelector(".rel");
-      if (rel) rel.textContent = relative(Number(el.dataset.ms));
+      if (!rel) return;
+      var ms = Number(el.dataset.ms);
+      if (Math.abs(Date.now() - ms) < 60000) recent = true;
+      var text = relative(ms);
+      if (rel.textContent !== text) rel.textContent = text;
     });
+    return recent;
+  }
+
+  // Every second while a shown time is under a minute away, else every 15 s.
+  var tickTimer = 0;
+  function tick() {
+    clearTimeout(tickTimer);
+    tickTimer = setTimeout(tick, refreshTimes(document) ? 1000 : 15000);
   }
 
   document.addEventListener("input", function (event) {
@@ -74,8 +89,8 @@
   });
   window.bullpenToast = toast;
 
-  document.addEventListener("DOMContentLoaded", function () { refreshTimes(document); });
-  document.addEventListener("htmx:afterSettle", function (event) { refreshTimes(event.target); });
-  window.addEventListener("bullpen:times", function () { refreshTimes(document); });
-  setInterval(function () { refreshTimes(document); }, 15000);
+  // New times (a page, a swap, a live row) may be recent: refresh now and pick the pace again.
+  document.addEventListener("DOMContentLoaded", tick);
+  document.addEventListener("htmx:afterSettle", tick);
+  window.addEventListener("bullpen:times", tick);
 })();
