@@ -9,11 +9,12 @@ from django.test import AsyncClient, override_settings
 from queues.discovery import queue_name_of_key
 
 
-def testqueue_name_of_key_parsing() -> None:
+def test_queue_name_of_key_parsing() -> None:
     assert queue_name_of_key("bull", "bull:mail:meta") == "mail"
     assert queue_name_of_key("bull", "bull:mail:id") == "mail"
     assert queue_name_of_key("bull", "bull:mail:idle-job") is None
-    assert queue_name_of_key("bull", "bull:mail:5:meta") is None  # a job id named "meta" in queue mail:5?
+    # A job id named "meta" in a queue "mail:5"? BullMQ refuses ":" in queue names.
+    assert queue_name_of_key("bull", "bull:mail:5:meta") is None
     assert queue_name_of_key("my:app", "my:app:q:meta") == "q"
     assert queue_name_of_key("bull", "other:q:meta") is None
 

@@ -125,7 +125,7 @@ async def test_queue_watch_gets_rows_and_progress(
     )
     row = next(r for r in row_msg["rows"] if r["id"] == added["id"])
     # The row comes rendered by the list's own partial: a checkbox-less row for a visitor.
-    assert row["state"] == "waiting" and 'data-job-id="%s"' % added["id"] in row["html"]
+    assert row["state"] == "waiting" and f'data-job-id="{added["id"]}"' in row["html"]
     assert "<td>resize</td>" in row["html"] and "{&quot;w&quot;:640}" in row["html"]
     assert "job-select" not in row["html"]
 
