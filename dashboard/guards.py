@@ -13,7 +13,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard import audit
+from dashboard import audit, notices
 from dashboard.access import allows, is_read_only, read_check, write_check
 from dashboard.principal import Principal, from_request
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
@@ -106,18 +106,22 @@ def page_view(view: View) -> View:
             )
             if status == 401:
                 response["WWW-Authenticate"] = REALM
+            notices.finish(request, response)
             return response
         request.bullpen_principal = principal  # type: ignore[attr-defined]
+        page: HttpResponseBase
         try:
-            return await view(request, *args, **kwargs)
+            page = await view(request, *args, **kwargs)
         except BullpenError as error:
             status = status_of(error)
-            return render(
+            page = render(
                 request,
                 "bullpen/error.html",
                 {"message": str(error), "status": status},
                 status=status,
             )
+        notices.finish(request, page)
+        return page
 
     return wrapper
 

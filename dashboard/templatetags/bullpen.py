@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from dashboard.notices import Notice
 
 register = template.Library()
 
@@ -160,6 +163,15 @@ def bullpen_ws_path() -> str:
     from queues.conf import get_config
 
     return str(get_config()["WEBSOCKET_PATH"])
+
+
+@register.simple_tag(takes_context=True)
+def bullpen_notices(context: template.Context) -> list[Notice]:
+    """The confirmations waiting for this page (after an action), read once."""
+    from dashboard import notices
+
+    request = context.get("request")
+    return notices.pending(request) if request is not None else []
 
 
 @register.simple_tag

@@ -74,8 +74,21 @@
   });
   window.bullpenToast = toast;
 
-  document.addEventListener("DOMContentLoaded", function () { refreshTimes(document); });
-  document.addEventListener("htmx:afterSettle", function (event) { refreshTimes(event.target); });
+  // A confirmation the server put in the page (the action that led here): hide it in a while.
+  function settleNotice() {
+    var el = document.getElementById("toast");
+    if (!el || el.hidden || !el.dataset.notice) return;
+    delete el.dataset.notice;
+    clearTimeout(el.hideTimer);
+    el.hideTimer = setTimeout(function () { el.hidden = true; }, 10000);
+  }
+  document.addEventListener("click", function (event) {
+    var el = event.target.closest ? event.target.closest("#toast") : null;
+    if (el) el.hidden = true;
+  });
+
+  document.addEventListener("DOMContentLoaded", function () { refreshTimes(document); settleNotice(); });
+  document.addEventListener("htmx:afterSettle", function (event) { refreshTimes(event.target); settleNotice(); });
   window.addEventListener("bullpen:times", function () { refreshTimes(document); });
   setInterval(function () { refreshTimes(document); }, 15000);
 })();
