@@ -1,8 +1,10 @@
-"""Where a page's action lands and what it confirms there. Through Django's client against the
-real redis-server and Node peer (the same flows in Chromium are in test_browser_landing.py)."""
+"""Where a page's action lands and what it confirms there; signing out; read-only pages for
+signed-out visitors. Through Django's client against the real redis-server and Node peer (the
+same flows in Chromium are in test_browser_landing.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import json
@@ -10,10 +12,12 @@ import re
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core import signing
 from django.test import AsyncClient, override_settings
 
 from dashboard import notices
+from dashboard.basic_auth import SIGNED_OUT
 from dashboard.landing import confirmation
 from queues.actions.result import ActionResult
 from tests import settings as test_settings
@@ -182,3 +186,121 @@ def test_confirmation_texts() -> None:
     long_id = "x" * 500
     text = confirmation(ActionResult("remove", "shop", [long_id], 1))
     assert text.startswith("Job xxx") and text.endswith("… removed") and len(text) < 100
+
+
+# ---- signed-out visitors see no action -------------------------------------------------------
+
+
+async def _pages(client: AsyncClient, scenario: dict[str, Any], **headers: str) -> dict[str, str]:
+    failed, delayed = scenario["ids"]["failed"][0], scenario["ids"]["delayed"][0]
+    urls = {
+        "overview": "/queues/",
+        "failed tab": "/queues/q/shop/?state=failed",
+        "delayed tab": "/queues/q/shop/?state=delayed",
+        "waiting tab": "/queues/q/shop/?state=waiting",
+        "paused queue": "/queues/q/shop-paused/",
+        "failed job": f"/queues/q/shop/jobs/{failed}/",
+        "delayed job": f"/queues/q/shop/jobs/{delayed}/",
+        "failure groups": "/queues/q/shop/groups/",
+        "schedulers": "/queues/q/reports/schedulers/",
+        "find": f"/queues/find/?id={failed}",
+        "audit": "/queues/audit/",
+    }
+    pages = {}
+    for name, url in urls.items():
+        response = await client.get(url, headers=headers)
+        assert response.status_code in (200, 302), (name, response.status_code)
+        pages[name] = response.content.decode()
+    return pages
+
+
+async def test_signed_out_visitors_get_no_action_anywhere(
+    client: AsyncClient, scenario: dict[str, Any], redis_server: Any
+) -> None:
+    from bullmq import Queue
+
+    queue = Queue("reports", {"connection": redis_server.url})
+    await queue.upsertJobScheduler("nightly", {"pattern": "0 2 * * *"}, "report", {}, {})
+    await queue.close()
+    signed_out = {"Authorization": "Basic " + base64.b64encode(f"{SIGNED_OUT}:-".encode()).decode()}
+    for headers in ({}, signed_out):
+        for name, page in (await _pages(client, scenario, **headers)).items():
+            assert "hx-post" not in page, name
+            assert 'data-testid="sign-out"' not in page, name
+    operator = await _pages(client, scenario, **AUTH)
+    acting = {name for name, page in operator.items() if "hx-post" in page}
+    assert acting == {
+        "failed tab",
+        "delayed tab",
+        "waiting tab",
+        "paused queue",
+        "failed job",
+        "delayed job",
+        "failure groups",
+        "schedulers",
+    }
+    assert 'data-sign-out="bullpen-signed-out"' in operator["overview"]
+
+
+# ---- signing out ------------------------------------------------------------------------------
+
+
+async def test_sign_out_route_answers_401(client: AsyncClient) -> None:
+    signed_out = {"Authorization": "Basic " + base64.b64encode(f"{SIGNED_OUT}:-".encode()).decode()}
+    for headers in ({}, AUTH):
+        # No credentials, or the right ones: a challenge, which makes a browser try the
+        # script's wrong ones (or, asked directly, drop the ones it sent).
+        response = await client.get("/queues/sign-out", headers=headers)
+        assert response.status_code == 401 and response["WWW-Authenticate"].startswith("Basic")
+    # The script's wrong credentials: no challenge (no login dialog); the browser keeps them.
+    response = await client.get("/queues/sign-out", headers=signed_out)
+    assert response.status_code == 401 and "WWW-Authenticate" not in response
+    assert 'data-testid="sign-in"' in response.content.decode()
+    # They are never a user, and cost no password hash.
+    started = asyncio.get_running_loop().time()
+    for _ in range(20):
+        page = await client.get("/queues/", headers=signed_out)
+        assert 'data-testid="sign-in"' in page.content.decode()
+    assert asyncio.get_running_loop().time() - started < 5
+    refused = await client.post("/queues/api/queues/shop/pause/", headers=signed_out)
+    assert refused.status_code == 401
+
+
+async def test_session_users_sign_out_through_the_sites_logout(
+    scenario: dict[str, Any],
+) -> None:
+    admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
+    client = AsyncClient(enforce_csrf_checks=True)
+    await client.aforce_login(admin)
+    page = (await client.get("/queues/")).content.decode()
+    form = re.search(r'<form class="sign-out" method="post" action="([^"]+)"', page)
+    assert form and form[1] == "/admin/logout/"
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert token
+    assert "hx-post" in (await client.get("/queues/q/shop/?state=failed")).content.decode()
+    # Without the token the site refuses; with it, the user is out and the pages read-only.
+    assert (await client.post(form[1], {"next": "/queues/"})).status_code == 403
+    done = await client.post(form[1], {"next": "/queues/", "csrfmiddlewaretoken": token[1]})
+    assert done.status_code == 302 and done["Location"] == "/queues/"
+    after = (await client.get("/queues/q/shop/?state=failed")).content.decode()
+    assert "hx-post" not in after and 'data-testid="sign-in"' in after
+    with override_settings(LOGOUT_URL="/accounts/bye/"):
+        await client.aforce_login(admin)
+        page = (await client.get("/queues/")).content.decode()
+    assert 'action="/accounts/bye/"' in page
+
+
+async def test_bullpens_own_sign_out_signs_a_session_out(scenario: dict[str, Any]) -> None:
+    admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
+    client = AsyncClient(enforce_csrf_checks=True)
+    await client.aforce_login(admin)
+    page = (await client.get("/queues/")).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert token
+    assert (await client.post("/queues/sign-out")).status_code == 403  # CSRF
+    done = await client.post(
+        "/queues/sign-out", {"next": "https://evil.example/", "csrfmiddlewaretoken": token[1]}
+    )
+    assert done.status_code == 302 and done["Location"] == "/queues/"
+    after = (await client.get("/queues/q/shop/?state=failed")).content.decode()
+    assert "hx-post" not in after and 'data-testid="sign-in"' in after

@@ -175,6 +175,16 @@ def bullpen_notices(context: template.Context) -> list[Notice]:
 
 
 @register.simple_tag
+def bullpen_sign_out() -> dict[str, str]:
+    """How the Sign out control works: where a session user posts, and the name the basic
+    credentials script sends."""
+    from dashboard.account_views import logout_url
+    from dashboard.basic_auth import SIGNED_OUT
+
+    return {"logout_url": logout_url(), "basic_user": SIGNED_OUT}
+
+
+@register.simple_tag
 def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> SafeString:
     """A tiny inline SVG of completed (green) and failed (red) per minute."""
     if not points:

@@ -87,6 +87,19 @@
     if (el) el.hidden = true;
   });
 
+  // Signing out of basic credentials: a server cannot revoke what the browser remembers, so
+  // the page asks the sign-out URL with wrong credentials (a reserved name); a browser that
+  // accepts them remembers those for this realm instead, and its next pages are anonymous.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[data-sign-out]") : null;
+    if (!link) return;
+    event.preventDefault();
+    var xhr = new XMLHttpRequest();
+    xhr.open("GET", link.href, true, link.dataset.signOut, "-");
+    xhr.onloadend = function () { window.location.assign(link.dataset.next); };
+    xhr.send();
+  });
+
   document.addEventListener("DOMContentLoaded", function () { refreshTimes(document); settleNotice(); });
   document.addEventListener("htmx:afterSettle", function (event) { refreshTimes(event.target); settleNotice(); });
   window.addEventListener("bullpen:times", function () { refreshTimes(document); });
