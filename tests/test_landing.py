@@ -174,6 +174,36 @@ async def test_a_job_id_in_a_confirmation_is_text(
     assert hostile not in landing and "&lt;img src=x onerror=alert(1)&gt;" in landing
 
 
+async def test_replay_lands_on_the_job_it_became(
+    client: AsyncClient, peer: Peer, redis_client: Any
+) -> None:
+    # A dead letter whose original was removed since: replaying re-adds it and removes the
+    # dead letter, whose page would now be a 404.
+    letter = {"queue": "hooks", "jobId": "hook-7", "name": "deliver", "data": {"n": 7}}
+    peer(
+        "add",
+        "--queue",
+        "dead-letter",
+        "--name",
+        "deliver",
+        "--data",
+        json.dumps(letter),
+        "--opts",
+        json.dumps({"jobId": "hooks.hook-7"}),
+    )
+    response = await client.post(
+        "/queues/api/queues/dead-letter/jobs/hooks.hook-7/replay/", headers=HTMX
+    )
+    assert response.status_code == 200, response.content
+    assert response["HX-Redirect"] == "/queues/q/hooks/jobs/hook-7/"
+    assert not redis_client.exists("bull:dead-letter:hooks.hook-7")
+    landing = await client.get(response["HX-Redirect"])
+    assert landing.status_code == 200
+    assert toast(landing.content.decode()) == (
+        "Dead letter hooks.hook-7 replayed: job hook-7 of hooks re-added"
+    )
+
+
 def test_confirmation_texts() -> None:
     assert confirmation(ActionResult("remove", "shop", ["42"], 1, {"from": "failed"})) == (
         "Job 42 removed"
