@@ -69,7 +69,8 @@ async def sign_out(request: HttpRequest) -> HttpResponse:
     POST: sign a session user out (when the site has no logout view of its own).
     """
     if request.method == "POST":
-        await alogout(request)
+        if hasattr(request, "session"):  # a site without sessions has nobody to sign out
+            await alogout(request)
         return HttpResponseRedirect(_safe_next(request))
     if request.method not in ("GET", "HEAD"):
         response = HttpResponse("Method not allowed", status=405, content_type="text/plain")
@@ -85,8 +86,9 @@ async def sign_out(request: HttpRequest) -> HttpResponse:
         },
         status=401,
     )
-    if not principal.bad_credentials:
+    if basic_auth.configured() and not principal.bad_credentials:
         # No credentials, or the right ones: challenge, so the browser tries (or drops) them.
+        # (A site without basic-auth users never makes its visitors' browsers ask for any.)
         response["WWW-Authenticate"] = REALM
     notices.finish(request, response)
     return response

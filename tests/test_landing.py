@@ -296,6 +296,14 @@ async def test_sign_out_route_answers_401(client: AsyncClient) -> None:
     assert refused.status_code == 401
 
 
+async def test_sign_out_without_basic_users_asks_for_nothing(
+    client: AsyncClient, bullpen_settings: dict[str, Any]
+) -> None:
+    with override_settings(BULLPEN={**bullpen_settings, "BASIC_AUTH_PLAIN": {}}):
+        response = await client.get("/queues/sign-out")
+    assert response.status_code == 401 and "WWW-Authenticate" not in response
+
+
 async def test_session_users_sign_out_through_the_sites_logout(
     scenario: dict[str, Any],
 ) -> None:
