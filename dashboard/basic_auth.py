@@ -23,6 +23,9 @@ from queues.conf import get_config
 _REMEMBER_SECONDS = 300
 _remembered: dict[str, tuple[str, float]] = {}
 _DUMMY_PLAIN = "bullpen-dummy-password-for-unknown-users"
+# The name the Sign out script sends so that the browser remembers wrong credentials. It is
+# never a user, so a signed-out browser's requests cost no password hash.
+SIGNED_OUT = "bullpen-signed-out"
 
 
 def parse(header: str | None) -> tuple[str, str] | None:
@@ -55,6 +58,8 @@ def _check_sync(username: str, password: str) -> bool:
 
 
 async def verify(username: str, password: str) -> bool:
+    if username == SIGNED_OUT:
+        return False
     key = hashlib.sha256(f"{username}\x00{password}".encode()).hexdigest()
     now = time.monotonic()
     remembered = _remembered.get(key)

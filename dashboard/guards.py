@@ -13,7 +13,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard import audit
+from dashboard import audit, landing, notices
 from dashboard.access import allows, is_read_only, read_check, write_check
 from dashboard.principal import Principal, from_request
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
@@ -108,19 +108,23 @@ def page_view(view: View) -> View:
             )
             if status == 401:
                 response["WWW-Authenticate"] = REALM
+            notices.finish(request, response)
             return response
         request.bullpen_principal = principal  # type: ignore[attr-defined]
+        page: HttpResponseBase
         try:
             async with translate_redis_errors():
-                return await view(request, *args, **kwargs)
+                page = await view(request, *args, **kwargs)
         except BullpenError as error:
             status = status_of(error)
-            return render(
+            page = render(
                 request,
                 "bullpen/error.html",
                 {"message": str(error), "status": status},
                 status=status,
             )
+        notices.finish(request, page)
+        return page
 
     return wrapper
 
@@ -189,7 +193,8 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
             await done(200, result=result)
             response = JsonResponse(result.as_json())
             if request.headers.get("HX-Request"):
-                response["HX-Refresh"] = "true"
+                # A page's button: the same JSON, plus where to land and what to confirm there.
+                landing.answer_page(request, response, result)
             return response
 
         return wrapper

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from dashboard.actions_api import queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
+from dashboard.viewer import can_act_on, viewer_kind
 from queues.actions.result import ActionResult
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
@@ -22,10 +23,15 @@ async def schedulers_api(request: HttpRequest, queue: str) -> JsonResponse:
 @page_view
 async def schedulers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
+    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     return render(
         request,
         "bullpen/_schedulers.html",
-        {"schedulers": await list_schedulers(ref), "queue": {"slug": ref.slug}},
+        {
+            "schedulers": await list_schedulers(ref),
+            "queue": {"slug": ref.slug},
+            "can_act": can_act_on(kind, ref.slug),
+        },
     )
 
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 from dashboard.actions_api import params, queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
 from dashboard.params import whole_number
+from dashboard.viewer import can_act_on, viewer_kind
 from queues.actions import job_actions
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
@@ -112,7 +113,12 @@ async def find_page(request: HttpRequest) -> HttpResponse:
 async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
     report = await shared_failure_groups(ref)
-    return render(request, "bullpen/_groups.html", {"report": report, "queue": {"slug": ref.slug}})
+    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    return render(
+        request,
+        "bullpen/_groups.html",
+        {"report": report, "queue": {"slug": ref.slug}, "can_act": can_act_on(kind, ref.slug)},
+    )
 
 
 @page_view

@@ -26,6 +26,7 @@ urlpatterns = [
     ),
     # No trailing slash: browsers then reuse the credentials for everything under the mount.
     path("sign-in", account_views.sign_in, name="sign-in"),
+    path("sign-out", account_views.sign_out, name="sign-out"),
     path("audit/", account_views.audit_log, name="audit"),
     path("find/", triage.find_page, name="find"),
     path("metrics", metrics.metrics, name="metrics"),

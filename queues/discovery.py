@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import redis.asyncio as aioredis
 
@@ -36,6 +36,22 @@ def reset() -> None:
     global _cache, _refreshing
     _cache = None
     _refreshing = None
+
+
+def forget(ref: QueueRef) -> None:
+    """The queue was destroyed: leave it out of the kept list (a later scan finds it if it is
+    written to again), so that the overview does not list it until the next scan."""
+    global _cache
+    cached = _cache
+    if cached is None or ref not in cached.queues:
+        return
+    if ref in {QueueRef.from_slug(name) for name in get_config()["QUEUES"]}:
+        return  # configured queues are always listed
+    _cache = replace(
+        cached,
+        queues=tuple(q for q in cached.queues if q != ref),
+        legacy_paused=cached.legacy_paused - {ref},
+    )
 
 
 def escape_glob(text: str) -> str:

@@ -107,8 +107,11 @@ async def test_failure_groups_for_mixed_errors(
     assert small["scanned"] == 4 and not small["complete"]
     refused = await client.get("/queues/api/queues/mail/failure-groups/?budget=many")
     assert refused.status_code == 400 and "budget" in refused.json()["error"]
-    page = (await client.get("/queues/q/mail/groups/")).content.decode()
+    page = (await client.get("/queues/q/mail/groups/", headers=AUTH)).content.decode()
     assert page.count('data-testid="retry-group"') == 3
+    # Signed-out visitors read the groups but get no buttons.
+    anonymous = (await client.get("/queues/q/mail/groups/")).content.decode()
+    assert "timeout after &lt;n&gt; ms" in anonymous and "hx-post" not in anonymous
 
     retried = await client.post(
         "/queues/api/queues/mail/failure-groups/retry/",

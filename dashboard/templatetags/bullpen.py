@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import template
 from django.template.defaultfilters import pluralize
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from dashboard.notices import Notice
 
 register = template.Library()
 
@@ -175,6 +178,25 @@ def bullpen_ws_path() -> str:
     from queues.conf import get_config
 
     return str(get_config()["WEBSOCKET_PATH"])
+
+
+@register.simple_tag(takes_context=True)
+def bullpen_notices(context: template.Context) -> list[Notice]:
+    """The confirmations waiting for this page (after an action), read once."""
+    from dashboard import notices
+
+    request = context.get("request")
+    return notices.pending(request) if request is not None else []
+
+
+@register.simple_tag
+def bullpen_sign_out() -> dict[str, str]:
+    """How the Sign out control works: where a session user posts, and the name the basic
+    credentials script sends."""
+    from dashboard.account_views import logout_url
+    from dashboard.basic_auth import SIGNED_OUT
+
+    return {"logout_url": logout_url(), "basic_user": SIGNED_OUT}
 
 
 @register.simple_tag

@@ -10,7 +10,7 @@ from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import bullmq_queue
 from queues.actions.result import ActionResult
 from queues.connection import get_client
-from queues.discovery import discovered
+from queues.discovery import discovered, forget
 from queues.errors import BadParameter, Conflict
 from queues.keys import QueueRef
 
@@ -134,6 +134,7 @@ async def obliterate(ref: QueueRef, confirm: str) -> ActionResult:
         if paused in (None, "", "0"):
             raise Conflict("Pause the queue before obliterating it")
         await bullmq_queue(ref).obliterate(force=False)
+    forget(ref)
     return ActionResult("obliterate", ref.slug)
 
 

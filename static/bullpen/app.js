@@ -89,8 +89,34 @@
   });
   window.bullpenToast = toast;
 
+  // A confirmation the server put in the page (the action that led here): hide it in a while.
+  function settleNotice() {
+    var el = document.getElementById("toast");
+    if (!el || el.hidden || !el.dataset.notice) return;
+    delete el.dataset.notice;
+    clearTimeout(el.hideTimer);
+    el.hideTimer = setTimeout(function () { el.hidden = true; }, 10000);
+  }
+  document.addEventListener("click", function (event) {
+    var el = event.target.closest ? event.target.closest("#toast") : null;
+    if (el) el.hidden = true;
+  });
+
+  // Signing out of basic credentials: a server cannot revoke what the browser remembers, so
+  // the page asks the sign-out URL with wrong credentials (a reserved name); a browser that
+  // accepts them remembers those for this realm instead, and its next pages are anonymous.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[data-sign-out]") : null;
+    if (!link) return;
+    event.preventDefault();
+    var xhr = new XMLHttpRequest();
+    xhr.open("GET", link.href, true, link.dataset.signOut, "-");
+    xhr.onloadend = function () { window.location.assign(link.dataset.next); };
+    xhr.send();
+  });
+
   // New times (a page, a swap, a live row) may be recent: refresh now and pick the pace again.
-  document.addEventListener("DOMContentLoaded", tick);
-  document.addEventListener("htmx:afterSettle", tick);
+  document.addEventListener("DOMContentLoaded", function () { tick(); settleNotice(); });
+  document.addEventListener("htmx:afterSettle", function () { tick(); settleNotice(); });
   window.addEventListener("bullpen:times", tick);
 })();

@@ -132,6 +132,26 @@ async def test_who_may_act(users: dict[str, User], emails: dict[str, Any], redis
     client.close()
 
 
+async def test_operator_signs_out_through_the_sites_logout(
+    users: dict[str, User], emails: dict[str, Any]
+) -> None:
+    operator = await signed_in("operator")
+    queue_page = await operator.get(f"{MOUNT}q/emails/")
+    assert "hx-post" in queue_page.text
+    # The Sign out button posts to the site's own logout view, with the CSRF token.
+    form = re.search(r'<form class="sign-out" method="post" action="([^"]+)"', queue_page.text)
+    assert form and form[1] == "/accounts/logout/", queue_page.text[:2000]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', queue_page.text)
+    assert token
+    done = await operator.post(form[1], {"csrfmiddlewaretoken": token[1], "next": MOUNT})
+    assert done.status == 302 and done.headers["location"] == MOUNT
+    # Signed out: the site's login again, and Bullpen's pages are no longer the user's.
+    again = await operator.get(f"{MOUNT}q/emails/")
+    assert again.status == 302 and again.headers["location"].startswith(LOGIN)
+    pause = f"{MOUNT}api/queues/emails/pause/"
+    assert (await operator.post(pause, headers={"origin": "http://testserver"})).status == 401
+
+
 async def test_staff_without_permission_and_non_staff_are_forbidden(
     users: dict[str, User], emails: dict[str, Any]
 ) -> None:
