@@ -7,6 +7,7 @@ as they come, so a caller can stream them and stop at any time.
 Query forms: ``name:<text>``, ``reason:<text>``, ``data.<path> = <value>`` (JSON equality, e.g.
 ``data.userId = 42``), ``id:<text>``, or plain text (in the name, the data or the failed reason).
 Text matches ignore case. Data larger than ``SEARCH_FIELD_CAP`` is searched in its first part.
+``as_listed`` reads matches again the way the job list does, for showing them as list rows.
 """
 
 from __future__ import annotations
@@ -130,3 +131,22 @@ async def search(
         scanned = end + 1
         yield Progress(scanned, total, matched, done=False)
     yield Progress(scanned, total, matched, done=True)
+
+
+async def as_listed(
+    ref: QueueRef, state: str, matches: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``matches`` read again as the job list reads them (``LIST_FIELD_CAP``, not the search's
+    larger cap), so that a match shows exactly as its row in the list does; one round trip.
+    A job removed since it matched is shown as it was read when it matched."""
+    cap = int(get_config()["LIST_FIELD_CAP"])
+    async with translate_redis_errors():
+        listed = await fetch_jobs(ref, [str(job["id"]) for job in matches], cap)
+    by_id = {job["id"]: job for job in listed}
+    rows = []
+    for match in matches:
+        row = by_id.get(str(match["id"]), match)
+        row["state"] = state
+        row["queueQualifiedName"] = ref.qualified_name
+        rows.append(row)
+    return rows
