@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from queues.cancelling import raise_if_cancelled
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
@@ -114,6 +115,9 @@ async def search(
     limit = min(total, budget)
     scanned = matched = 0
     while scanned < limit:
+        # A reader that went away cancels the scan; on Python 3.11 the cancel can be lost
+        # inside redis-py, so the scan looks for it before every chunk.
+        raise_if_cancelled()
         end = min(scanned + chunk, limit) - 1
         async with translate_redis_errors():
             read = (
