@@ -186,7 +186,7 @@ def scans(redis_client: Any) -> int:
 async def test_cancel_stops_a_long_search(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, redis_client: Any
 ) -> None:
-    total = 20_000
+    total = 50_000  # a scan of some seconds: time to press Cancel on a fast machine too
     peer("add-bulk", "--queue", "big", "--name", "sync", "--count", str(total), "--data", "{}")
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
