@@ -1,7 +1,9 @@
 """Streaming search: NDJSON lines (matches and progress) as the bounded scan goes.
 
 With ``render=row`` (the queue page's search) every match line also carries ``html``: the job's
-row as the queue page renders it for this viewer, so the page inserts server HTML only.
+row as the queue page renders it for this viewer, so the page inserts server HTML only. With
+``max_matches=N`` the search ends at the N-th match, and its last progress line says
+``"full": true``.
 """
 
 from __future__ import annotations
@@ -30,15 +32,16 @@ def _line(item: dict[str, Any]) -> bytes:
 
 
 def _progress_line(item: Progress) -> bytes:
-    return _line(
-        {
-            "type": "progress",
-            "scanned": item.scanned,
-            "total": item.total,
-            "matched": item.matched,
-            "done": item.done,
-        }
-    )
+    line: dict[str, Any] = {
+        "type": "progress",
+        "scanned": item.scanned,
+        "total": item.total,
+        "matched": item.matched,
+        "done": item.done,
+    }
+    if item.full:
+        line["full"] = True  # only ever sent to a client that gave max_matches
+    return _line(line)
 
 
 async def _row_lines(
@@ -62,6 +65,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
         raise BadParameter("render must be 'row' or left out")
     parse_query(raw)  # a bad query is a 400 before any line is sent
     budget = whole_number(request.GET, "budget", 0) or None
+    max_matches = whole_number(request.GET, "max_matches", 0) or None
     ref = await queue_ref(queue)
     viewer = await viewer_kind(await from_request(request)) if render else "anonymous"
 
@@ -70,7 +74,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
         # so that they are read again for the list in one round trip.
         matches: list[dict[str, Any]] = []
         try:
-            async for item in search(ref, state, raw, budget):
+            async for item in search(ref, state, raw, budget, max_matches=max_matches):
                 if not isinstance(item, Progress):
                     if render:
                         matches.append(item)

@@ -1,8 +1,9 @@
 """Searching one state of a queue with a bounded scan.
 
 Jobs are read ``chunk`` at a time (one range read and one capped hash read per chunk, a few
-milliseconds of Redis each), up to ``budget`` jobs per search; matches and progress are yielded
-as they come, so a caller can stream them and stop at any time.
+milliseconds of Redis each), up to ``budget`` jobs per search and, if asked, ``max_matches``
+matches; matches and progress are yielded as they come, so a caller can stream them and stop at
+any time.
 
 Query forms: ``name:<text>``, ``reason:<text>``, ``data.<path> = <value>`` (JSON equality, e.g.
 ``data.userId = 42``), ``id:<text>``, or plain text (in the name, the data or the failed reason).
@@ -94,10 +95,16 @@ class Progress:
     total: int
     matched: int
     done: bool
+    full: bool = False  # ended at the most matches asked for, before the end of the scan
 
 
 async def search(
-    ref: QueueRef, state: str, raw_query: str, budget: int | None = None, chunk: int = 200
+    ref: QueueRef,
+    state: str,
+    raw_query: str,
+    budget: int | None = None,
+    chunk: int = 200,
+    max_matches: int | None = None,
 ) -> AsyncIterator[dict[str, Any] | Progress]:
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
@@ -132,6 +139,11 @@ async def search(
                 matched += 1
                 job["state"] = state
                 yield job
+                if matched == max_matches:
+                    # The scan covered the chunk up to this job, not the jobs after it.
+                    scanned += ids.index(str(job["id"])) + 1
+                    yield Progress(scanned, total, matched, done=True, full=True)
+                    return
         scanned = end + 1
         yield Progress(scanned, total, matched, done=False)
     yield Progress(scanned, total, matched, done=True)

@@ -6,6 +6,7 @@ import base64
 import html
 import json
 import re
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -100,3 +101,26 @@ async def test_an_unknown_rendering_is_refused(client: AsyncClient, peer: Peer) 
     response = await client.get("/queues/api/queues/mail/search/?state=waiting&q=a&render=page")
     assert response.status_code == 400
     assert "render" in response.json()["error"]
+
+
+async def test_a_search_can_end_at_the_most_matches_asked_for(
+    client: AsyncClient, failed_jobs: dict[str, str], redis_client: Any
+) -> None:
+    order = redis_client.zrevrange("bull:mail:failed", 0, -1)  # the order the scan reads
+    sends = [failed_jobs["plain"], failed_jobs["big"]]  # the hostile job has another name
+    lines = await stream(
+        client, "/queues/api/queues/mail/search/?state=failed&q=name:send&max_matches=2"
+    )
+    assert sorted(line["job"]["id"] for line in lines if line["type"] == "job") == sorted(sends)
+    last = max(order.index(job_id) for job_id in sends) + 1
+    assert lines[-1] == {
+        "type": "progress",
+        "scanned": last,
+        "total": 3,
+        "matched": 2,
+        "done": True,
+        "full": True,
+    }
+    one = await stream(client, "/queues/api/queues/mail/search/?state=failed&q=boom&max_matches=1")
+    assert [line["type"] for line in one] == ["job", "progress"]
+    assert one[-1]["scanned"] == 1 and one[-1]["full"] is True

@@ -28,6 +28,7 @@
     var text = "scanned " + item.scanned + " of " + item.total + ", " + item.matched +
       (item.matched === 1 ? " match" : " matches");
     if (!item.done) return text + "…";
+    if (item.full) return text + " (the first " + item.matched + " shown: narrow the search for others)";
     return item.scanned < item.total ? text + " (the search stops at this many jobs)" : text;
   }
 
@@ -98,7 +99,9 @@
     parts.progress.textContent = "searching…";
     recordQuery(form.dataset.state, query);
     var url = form.dataset.searchUrl + "?" +
-      new URLSearchParams({ state: form.dataset.state, q: query, render: "row" }).toString();
+      new URLSearchParams({
+        state: form.dataset.state, q: query, render: "row", max_matches: form.dataset.maxMatches,
+      }).toString();
     try {
       var response = await fetch(url, {
         signal: search.controller.signal,
