@@ -1,50 +1,93 @@
-"""Streaming search: NDJSON lines (matches and progress) as the bounded scan goes."""
+"""Streaming search: NDJSON lines (matches and progress) as the bounded scan goes.
+
+With ``render=row`` (the queue page's search) every match line also carries ``html``: the job's
+row as the queue page renders it for this viewer, so the page inserts server HTML only. With
+``max_matches=N`` the search ends at the N-th match, and its last progress line says
+``"full": true``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
 
 from dashboard.actions_api import queue_ref
 from dashboard.guards import api_view
+from dashboard.job_rows import row_html
 from dashboard.params import whole_number
+from dashboard.principal import from_request
+from dashboard.viewer import ViewerKind, viewer_kind
 from queues.errors import BadParameter, BullpenError
 from queues.jsontext import dumps
-from queues.keys import STATES
-from queues.search import Progress, parse_query, search
+from queues.keys import STATES, QueueRef
+from queues.search import Progress, as_listed, parse_query, search
+
+RENDERINGS = ("", "row")
+
+
+def _line(item: dict[str, Any]) -> bytes:
+    return dumps(item) + b"\n"
+
+
+def _progress_line(item: Progress) -> bytes:
+    line: dict[str, Any] = {
+        "type": "progress",
+        "scanned": item.scanned,
+        "total": item.total,
+        "matched": item.matched,
+        "done": item.done,
+    }
+    if item.full:
+        line["full"] = True  # only ever sent to a client that gave max_matches
+    return _line(line)
+
+
+async def _row_lines(
+    ref: QueueRef, state: str, matches: list[dict[str, Any]], viewer: ViewerKind
+) -> list[bytes]:
+    rows = await as_listed(ref, state, [dict(match) for match in matches])
+    return [
+        _line({"type": "job", "job": match, "html": row_html(ref, state, row, viewer=viewer)})
+        for match, row in zip(matches, rows, strict=True)
+    ]
 
 
 @api_view
 async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
     state = request.GET.get("state") or "failed"
     raw = request.GET.get("q", "")
+    render = request.GET.get("render", "")
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
+    if render not in RENDERINGS:
+        raise BadParameter("render must be 'row' or left out")
     parse_query(raw)  # a bad query is a 400 before any line is sent
     budget = whole_number(request.GET, "budget", 0) or None
+    max_matches = whole_number(request.GET, "max_matches", 0) or None
     ref = await queue_ref(queue)
+    viewer = await viewer_kind(await from_request(request)) if render else "anonymous"
 
     async def lines() -> AsyncIterator[bytes]:
+        # Rows are rendered a chunk at a time: matches wait for their chunk's progress line,
+        # so that they are read again for the list in one round trip.
+        matches: list[dict[str, Any]] = []
         try:
-            async for item in search(ref, state, raw, budget):
-                if isinstance(item, Progress):
-                    yield (
-                        dumps(
-                            {
-                                "type": "progress",
-                                "scanned": item.scanned,
-                                "total": item.total,
-                                "matched": item.matched,
-                                "done": item.done,
-                            }
-                        )
-                        + b"\n"
-                    )
-                else:
-                    yield dumps({"type": "job", "job": item}) + b"\n"
+            async for item in search(ref, state, raw, budget, max_matches=max_matches):
+                if not isinstance(item, Progress):
+                    if render:
+                        matches.append(item)
+                    else:
+                        yield _line({"type": "job", "job": item})
+                    continue
+                if matches:
+                    for line in await _row_lines(ref, state, matches, viewer):
+                        yield line
+                    matches = []
+                yield _progress_line(item)
         except BullpenError as error:
-            yield dumps({"type": "error", "error": str(error)}) + b"\n"
+            yield _line({"type": "error", "error": str(error)})
 
     response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
     response["Cache-Control"] = "no-store"

@@ -1,12 +1,14 @@
 """Searching one state of a queue with a bounded scan.
 
 Jobs are read ``chunk`` at a time (one range read and one capped hash read per chunk, a few
-milliseconds of Redis each), up to ``budget`` jobs per search; matches and progress are yielded
-as they come, so a caller can stream them and stop at any time.
+milliseconds of Redis each), up to ``budget`` jobs per search and, if asked, ``max_matches``
+matches; matches and progress are yielded as they come, so a caller can stream them and stop at
+any time.
 
 Query forms: ``name:<text>``, ``reason:<text>``, ``data.<path> = <value>`` (JSON equality, e.g.
 ``data.userId = 42``), ``id:<text>``, or plain text (in the name, the data or the failed reason).
 Text matches ignore case. Data larger than ``SEARCH_FIELD_CAP`` is searched in its first part.
+``as_listed`` reads matches again the way the job list does, for showing them as list rows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from queues.cancelling import raise_if_cancelled
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
@@ -92,10 +95,16 @@ class Progress:
     total: int
     matched: int
     done: bool
+    full: bool = False  # ended at the most matches asked for, before the end of the scan
 
 
 async def search(
-    ref: QueueRef, state: str, raw_query: str, budget: int | None = None, chunk: int = 200
+    ref: QueueRef,
+    state: str,
+    raw_query: str,
+    budget: int | None = None,
+    chunk: int = 200,
+    max_matches: int | None = None,
 ) -> AsyncIterator[dict[str, Any] | Progress]:
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
@@ -113,6 +122,9 @@ async def search(
     limit = min(total, budget)
     scanned = matched = 0
     while scanned < limit:
+        # A reader that went away cancels the scan; on Python 3.11 the cancel can be lost
+        # inside redis-py, so the scan looks for it before every chunk.
+        raise_if_cancelled()
         end = min(scanned + chunk, limit) - 1
         async with translate_redis_errors():
             read = (
@@ -127,6 +139,30 @@ async def search(
                 matched += 1
                 job["state"] = state
                 yield job
+                if matched == max_matches:
+                    # The scan covered the chunk up to this job, not the jobs after it.
+                    scanned += ids.index(str(job["id"])) + 1
+                    yield Progress(scanned, total, matched, done=True, full=True)
+                    return
         scanned = end + 1
         yield Progress(scanned, total, matched, done=False)
     yield Progress(scanned, total, matched, done=True)
+
+
+async def as_listed(
+    ref: QueueRef, state: str, matches: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``matches`` read again as the job list reads them (``LIST_FIELD_CAP``, not the search's
+    larger cap), so that a match shows exactly as its row in the list does; one round trip.
+    A job removed since it matched is shown as it was read when it matched."""
+    cap = int(get_config()["LIST_FIELD_CAP"])
+    async with translate_redis_errors():
+        listed = await fetch_jobs(ref, [str(job["id"]) for job in matches], cap)
+    by_id = {job["id"]: job for job in listed}
+    rows = []
+    for match in matches:
+        row = by_id.get(str(match["id"]), match)
+        row["state"] = state
+        row["queueQualifiedName"] = ref.qualified_name
+        rows.append(row)
+    return rows

@@ -15,8 +15,10 @@ from tests.conftest import Peer
 from tests.redis_server import RedisServer
 
 
-async def stream(client: AsyncClient, path: str) -> list[dict[str, Any]]:
-    response = await client.get(path)
+async def stream(
+    client: AsyncClient, path: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    response = await client.get(path, headers=headers)
     assert response.status_code == 200, response.content[:300] if not response.streaming else ""
     lines = []
     buffer = b""

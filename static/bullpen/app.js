@@ -85,7 +85,9 @@
   });
   document.addEventListener("change", function (event) {
     if (!event.target.classList || !event.target.classList.contains("select-all")) return;
-    document.querySelectorAll(".job-select").forEach(function (box) { box.checked = event.target.checked; });
+    // Only the rows of its own table: search results and the list are separate tables.
+    var table = event.target.closest("table") || document;
+    table.querySelectorAll(".job-select").forEach(function (box) { box.checked = event.target.checked; });
   });
   window.bullpenToast = toast;
 

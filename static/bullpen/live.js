@@ -296,6 +296,7 @@
     old.querySelectorAll(".job-select:checked").forEach(function (box) { checked[box.value] = true; });
     var fresh = parse(message.html).firstElementChild;
     fresh.querySelectorAll(".job-select").forEach(function (box) { box.checked = !!checked[box.value]; });
+    fresh.hidden = old.hidden;  // a search in progress keeps the list out of sight
     old.replaceWith(fresh);
     adopt(fresh);
     var news = document.querySelector("p.news");
@@ -315,7 +316,7 @@
     if (watch.queue !== message.queue) return;
     message.updates.forEach(function (update) {
       if (message.scope === "queue" && watch.watch === "queue") {
-        var row = document.querySelector('tr[data-job-id="' + CSS.escape(update.id) + '"]');
+        var row = document.querySelector('#job-list tr[data-job-id="' + CSS.escape(update.id) + '"]');
         var cell = row && row.querySelector(".progress-cell");
         if (cell) cell.replaceChildren(parse(update.html));
       } else if (message.scope === "job" && watch.watch === "job" && watch.id === update.id) {

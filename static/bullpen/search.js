@@ -1,48 +1,115 @@
-// Streaming search on the queue page: results appear as the server's bounded scan finds them;
-// Cancel aborts the request (the server stops scanning when the stream is closed).
+// Streaming search on the queue page. The server scans the tab's jobs in bounded steps and
+// streams NDJSON: each match with its row already rendered by the page's row template
+// (render=row), and progress numbers. This script only inserts that HTML and writes the
+// progress text. Cancel, a new search or leaving the page aborts the request; the server stops
+// scanning when the stream closes. The query is kept in the URL (?state=…&q=…), so a search
+// can be linked, and it runs again when the page loads or reloads after a bulk action.
 (function () {
   "use strict";
-  var running = null;
+  var current = null; // the running search: {controller, parts, last, stopped}
 
-  function jobUrl(prefix, id) {
-    return prefix + encodeURIComponent(String(id).replace(/%/g, "%25").replace(/\//g, "%2F")) + "/";
+  function partsOf(form) {
+    var section = document.getElementById("search-results");
+    if (!section) return null;
+    return {
+      form: form,
+      input: form.querySelector("input[name=q]"),
+      progress: form.querySelector(".search-progress"),
+      cancel: form.querySelector(".search-cancel"),
+      section: section,
+      query: section.querySelector(".search-query"),
+      body: section.querySelector("tbody"),
+      none: section.querySelector(".search-none"),
+      list: document.getElementById("job-list"),
+    };
   }
 
-  function addResult(list, prefix, job) {
-    var li = document.createElement("li");
-    var a = document.createElement("a");
-    a.href = jobUrl(prefix, job.id);
-    a.textContent = job.id;
-    a.className = "mono";
-    li.appendChild(a);
-    li.appendChild(document.createTextNode(" " + (job.name || "") + " "));
-    if (job.failedReason) {
-      var reason = document.createElement("span");
-      reason.className = "reason";
-      reason.textContent = String(job.failedReason).slice(0, 160);
-      li.appendChild(reason);
+  function progressText(item) {
+    var text = "scanned " + item.scanned + " of " + item.total + ", " + item.matched +
+      (item.matched === 1 ? " match" : " matches");
+    if (!item.done) return text + "…";
+    if (item.full) return text + " (the first " + item.matched + " shown: narrow the search for others)";
+    return item.scanned < item.total ? text + " (the search stops at this many jobs)" : text;
+  }
+
+  function recordQuery(state, query) {
+    var url = new URL(location.href);
+    url.searchParams.set("state", state);
+    if (query) url.searchParams.set("q", query);
+    else url.searchParams.delete("q");
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+  }
+
+  function insertRows(body, html) {
+    var template = document.createElement("template");
+    template.innerHTML = html;
+    var rows = Array.prototype.slice.call(template.content.children);
+    body.appendChild(template.content);
+    rows.forEach(function (row) { if (window.htmx) window.htmx.process(row); });
+  }
+
+  // Stops the running search. A search that was cancelled says so; one replaced by another
+  // search or by leaving the page leaves the page to what comes next.
+  function stop(saying) {
+    if (!current) return;
+    var search = current;
+    current = null;
+    search.stopped = saying || "quiet";
+    search.controller.abort();
+    search.parts.cancel.hidden = true;
+    if (saying) {
+      search.parts.progress.textContent =
+        (search.last ? progressText(search.last).replace(/…$/, "") + " — " : "") + saying;
     }
-    list.appendChild(li);
   }
 
-  async function run(form) {
-    var input = form.querySelector("input[name=q]");
-    var progress = form.querySelector(".search-progress");
-    var cancel = form.querySelector(".search-cancel");
-    var list = document.querySelector(".search-results");
-    if (running) running.abort();
-    running = new AbortController();
-    list.textContent = "";
-    list.hidden = false;
-    cancel.hidden = false;
-    progress.textContent = "searching…";
-    var url = form.dataset.searchUrl + "?state=" + encodeURIComponent(form.dataset.state) +
-      "&q=" + encodeURIComponent(input.value);
+  function showList(parts) {
+    parts.section.hidden = true;
+    parts.body.textContent = "";
+    parts.none.hidden = true;
+    if (parts.list) parts.list.hidden = false;
+  }
+
+  function clear(parts) {
+    stop(null);
+    showList(parts);
+    parts.progress.textContent = "";
+    parts.input.value = "";
+    recordQuery(parts.form.dataset.state, "");
+  }
+
+  async function run(form, query) {
+    var parts = partsOf(form);
+    if (!parts) return;
+    stop(null);
+    query = query.trim();
+    if (!query) return clear(parts);
+    var search = { controller: new AbortController(), parts: parts, last: null, stopped: null };
+    current = search;
+    // The list's rows are hidden while results show: none of them may ride along in a bulk action.
+    if (parts.list) {
+      parts.list.querySelectorAll(".job-select:checked").forEach(function (box) { box.checked = false; });
+      parts.list.hidden = true;
+    }
+    parts.body.textContent = "";
+    parts.none.hidden = true;
+    parts.query.textContent = query;
+    parts.section.hidden = false;
+    parts.cancel.hidden = false;
+    parts.progress.textContent = "searching…";
+    recordQuery(form.dataset.state, query);
+    var url = form.dataset.searchUrl + "?" +
+      new URLSearchParams({
+        state: form.dataset.state, q: query, render: "row", max_matches: form.dataset.maxMatches,
+      }).toString();
     try {
-      var response = await fetch(url, { signal: running.signal, headers: { Accept: "application/x-ndjson" } });
+      var response = await fetch(url, {
+        signal: search.controller.signal,
+        headers: { Accept: "application/x-ndjson" },
+      });
       if (!response.ok) {
-        var body = await response.json().catch(function () { return {}; });
-        progress.textContent = body.error || ("failed (" + response.status + ")");
+        var problem = await response.json().catch(function () { return {}; });
+        parts.progress.textContent = problem.error || "search failed (" + response.status + ")";
         return;
       }
       var reader = response.body.getReader();
@@ -50,38 +117,79 @@
       var buffer = "";
       for (;;) {
         var chunk = await reader.read();
-        if (chunk.done) break;
+        if (chunk.done || search.stopped) break;
         buffer += decoder.decode(chunk.value, { stream: true });
         var lines = buffer.split("\n");
         buffer = lines.pop();
+        var html = "";
+        var error = null;
         lines.forEach(function (line) {
           if (!line) return;
           var item = JSON.parse(line);
-          if (item.type === "job") addResult(list, form.dataset.jobUrlPrefix, item.job);
-          else if (item.type === "progress") {
-            progress.textContent = "scanned " + item.scanned + " of " + item.total + ", " +
-              item.matched + " match" + (item.matched === 1 ? "" : "es") + (item.done ? "" : "…");
-          } else if (item.type === "error") progress.textContent = item.error;
+          if (item.type === "job" && item.html) html += item.html;
+          else if (item.type === "progress") search.last = item;
+          else if (item.type === "error") error = item.error;
         });
+        if (html) insertRows(parts.body, html);
+        if (error) parts.progress.textContent = "search failed: " + error;
+        else if (search.last) parts.progress.textContent = progressText(search.last);
       }
+      if (search.last && search.last.done) parts.none.hidden = parts.body.rows.length > 0;
     } catch (error) {
-      if (error.name === "AbortError") progress.textContent += " (cancelled)";
-      else progress.textContent = String(error);
+      if (!search.stopped) parts.progress.textContent = "search failed: " + error.message;
     } finally {
-      cancel.hidden = true;
-      running = null;
+      if (current === search) {
+        current = null;
+        parts.cancel.hidden = true;
+      }
     }
   }
 
+  function autorun() {
+    var form = document.querySelector("form.search");
+    if (!form || form.bullpenSearched) return;
+    form.bullpenSearched = true;
+    var query = new URL(location.href).searchParams.get("q");
+    if (query && query.trim()) {
+      form.querySelector("input[name=q]").value = query;
+      run(form, query);
+    }
+  }
+
+  // Capture phase: the page's own handler runs before htmx could see the submit.
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (!form.matches || !form.matches("form.search")) return;
     event.preventDefault();
-    run(form);
+    event.stopPropagation();
+    form.bullpenSearched = true;
+    run(form, form.querySelector("input[name=q]").value);
   }, true);
+
   document.addEventListener("click", function (event) {
-    if (event.target.classList && event.target.classList.contains("search-cancel") && running) {
-      running.abort();
+    var target = event.target;
+    if (!target.closest) return;
+    if (target.closest(".search-cancel")) stop("cancelled");
+    var clearButton = target.closest(".search-clear");
+    var form = document.querySelector("form.search");
+    if (clearButton && form) {
+      var parts = partsOf(form);
+      if (parts) clear(parts);
     }
   });
+
+  // Leaving the page by an htmx navigation: stop the scan, and keep the results out of the
+  // saved snapshot (the search runs again from the URL when the page comes back).
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    stop(null);
+    var form = document.querySelector("form.search");
+    var parts = form && partsOf(form);
+    if (parts) {
+      showList(parts);
+      parts.progress.textContent = "";
+    }
+  });
+  document.addEventListener("DOMContentLoaded", autorun);
+  document.addEventListener("htmx:load", autorun);
+  document.addEventListener("htmx:historyRestore", autorun);
 })();

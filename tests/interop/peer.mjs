@@ -15,6 +15,7 @@
 //   scenario        --queue Q
 //   inspect         --queue Q [--ids a,b,c] [--asc]
 //   add             --queue Q --name N --data JSON [--opts JSON]
+//   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
 //   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
 //
@@ -352,6 +353,30 @@ async function add(flags) {
   return { id: job.id };
 }
 
+// C jobs named N through queue.addBulk, 1000 per call (a big queue in seconds, not minutes);
+// every job gets the --data object with its index added as "i".
+async function addBulk(flags) {
+  const name = required(flags, 'queue');
+  const jobName = required(flags, 'name');
+  const count = intFlag(flags, 'count', 1);
+  const data = jsonFlag(flags, 'data', {});
+  const queue = track(new Queue(name, baseOptions(flags)));
+  let added = 0;
+  let first = null;
+  let last = null;
+  for (let start = 0; start < count; start += 1000) {
+    const batch = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      batch.push({ name: jobName, data: { ...data, i } });
+    }
+    const jobs = await queue.addBulk(batch);
+    first ??= jobs[0].id;
+    last = jobs[jobs.length - 1].id;
+    added += jobs.length;
+  }
+  return { added, first, last };
+}
+
 async function addRawHostile(flags) {
   const name = required(flags, 'queue');
   const queue = track(new Queue(name, baseOptions(flags)));
@@ -495,6 +520,7 @@ const COMMANDS = {
   scenario,
   inspect,
   add,
+  'add-bulk': addBulk,
   'add-raw-hostile': addRawHostile,
   work,
   'bench-work': benchWork,
