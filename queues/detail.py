@@ -8,7 +8,7 @@ from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import JobNotFound, QueueNotFound
-from queues.job_fields import job_from_hash
+from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 
@@ -79,6 +79,7 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
     job = job_from_hash(job_id, raw)
     job["state"] = state
     job["queueQualifiedName"] = ref.qualified_name
+    job["dueAt"] = due_at_ms(scores[_ZSET_STATES.index("delayed")])
     job["logs"] = logs if isinstance(logs, list) else []
     job["logsCount"] = log_count if isinstance(log_count, int) else 0
     job["children"] = {

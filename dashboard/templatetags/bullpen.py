@@ -201,3 +201,18 @@ def job_duration(job: Any) -> Any:
 @register.filter
 def is_structured(value: Any) -> bool:
     return isinstance(value, (dict, list))
+
+
+@register.filter
+def due_at(job: Any) -> int | None:
+    """When a delayed job runs (ms): its delayed-set score when read, else what it was added
+    with (``timestamp + delay``)."""
+    if not isinstance(job, dict):
+        return None
+    due = job.get("dueAt")
+    if isinstance(due, int) and not isinstance(due, bool):
+        return due
+    added, delay = job.get("timestamp"), job.get("delay")
+    if isinstance(added, int) and isinstance(delay, int) and delay > 0:
+        return added + delay
+    return None

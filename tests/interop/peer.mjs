@@ -17,6 +17,7 @@
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-raw-hostile --queue Q
 //   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--timeout-ms MS]
+//   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -444,6 +445,42 @@ async function work(flags) {
   return { processed: finished, completed, failed };
 }
 
+// -------------------------------------------------------------- retry-later
+
+// One job whose first attempt fails and whose retry waits --backoff-ms in the delayed set.
+// --added-ms-ago backdates the job's timestamp, so that "timestamp + delay" (right for a job
+// added with a delay) is visibly not when a retry runs: BullMQ counts a backoff from the failure.
+async function retryLater(flags) {
+  const name = required(flags, 'queue');
+  const backoffMs = intFlag(flags, 'backoff-ms', 60 * 60 * 1000);
+  const agoMs = intFlag(flags, 'added-ms-ago', 0);
+  const opts = baseOptions(flags);
+  const queue = track(new Queue(name, opts));
+  const job = await queue.add(required(flags, 'name'), jsonFlag(flags, 'data', {}), {
+    attempts: 2,
+    backoff: { type: 'fixed', delay: backoffMs },
+    timestamp: Date.now() - agoMs,
+  });
+  const worker = track(
+    new Worker(
+      name,
+      async () => {
+        throw new Error('first attempt fails on purpose');
+      },
+      { ...opts, concurrency: 1 },
+    ),
+  );
+  let failedAt = 0;
+  worker.on('failed', () => {
+    failedAt = Date.now();
+  });
+  await waitFor('the retry to be delayed', async () => (await queue.getJobState(job.id)) === 'delayed', 15000);
+  await worker.close();
+  opened.splice(opened.indexOf(worker), 1);
+  const stored = await queue.getJob(job.id);
+  return { id: job.id, timestamp: stored.timestamp, delay: stored.delay, failedAt };
+}
+
 // --------------------------------------------------------------- bench-work
 
 // For bench/worker: one Worker with a no-op processor on jobs already in Q, at --concurrency
@@ -494,6 +531,7 @@ const COMMANDS = {
   add,
   'add-raw-hostile': addRawHostile,
   work,
+  'retry-later': retryLater,
   'bench-work': benchWork,
 };
 

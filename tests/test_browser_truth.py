@@ -1,0 +1,106 @@
+"""In Chromium: the delayed tab says when each job runs and the prioritized tab shows priority."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Page, async_playwright, expect
+
+from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
+
+pytestmark = pytest.mark.browser
+
+WIDE, NARROW = 1300, 390
+SHOTS = Path(tempfile.gettempdir())
+ABSOLUTE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$")
+
+
+async def shoot(page: Page, name: str) -> None:
+    """The page at desktop and phone width, for a person to look at."""
+    for width in (WIDE, NARROW):
+        await page.set_viewport_size({"width": width, "height": 900})
+        await page.screenshot(path=SHOTS / f"truth-{name}-{width}.png", full_page=True)
+        # The page itself never scrolls sideways; a wide job table scrolls in its own box.
+        assert await page.evaluate("document.documentElement.scrollWidth") <= width
+    table = page.locator(".scroll-x")
+    if await table.count():
+        await table.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+        await page.screenshot(path=SHOTS / f"truth-{name}-{NARROW}-scrolled.png", full_page=True)
+    await page.set_viewport_size({"width": WIDE, "height": 900})
+
+
+async def add(peer: Peer, queue: str, name: str, opts: dict[str, Any]) -> str:
+    added = await asyncio.to_thread(
+        peer, "add", "--queue", queue, "--name", name, "--data", "{}", "--opts", json.dumps(opts)
+    )
+    return str(added["id"])
+
+
+async def row_ids(page: Page) -> list[str]:
+    return await page.locator("table.jobs tbody tr").evaluate_all(
+        "rows => rows.map(row => row.dataset.jobId)"
+    )
+
+
+async def test_delayed_jobs_say_when_they_run_and_prioritized_their_priority(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str
+) -> None:
+    in_59_min = await add(peer, "later", "remind", {"delay": 59 * 60_000})
+    await add(peer, "later", "remind", {"delay": 5 * 60_000})
+    await add(peer, "later", "remind", {"delay": 2 * 3_600_000})
+    retry = await asyncio.to_thread(
+        peer,
+        "retry-later",
+        "--queue",
+        "later",
+        "--name",
+        "charge",
+        "--backoff-ms",
+        str(30 * 60_000),
+        "--added-ms-ago",
+        str(2 * 86_400_000),
+    )
+    for priority in (10, 1, 5):
+        await add(peer, "images", "resize", {"priority": priority})
+    node_asc = (await asyncio.to_thread(peer, "inspect", "--queue", "later", "--asc"))["jobs"]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        page = await browser.new_page(viewport={"width": WIDE, "height": 900})
+        await page.goto(f"{bullpen_server.url}/queues/q/later/?state=delayed")
+        await expect(page.locator("table.jobs thead th").nth(3)).to_have_text("Runs")
+        runs = page.locator(f'tr[data-job-id="{in_59_min}"] td[data-field="dueAt"] time')
+        await expect(runs.locator(".rel")).to_have_text(re.compile(r"^in 5[89] min$"))
+        assert ABSOLUTE.match(await runs.get_attribute("title") or "")
+        # A retry runs after its backoff, not at "added + delay" (two days ago).
+        retried = page.locator(f'tr[data-job-id="{retry["id"]}"] td[data-field="dueAt"] .rel')
+        await expect(retried).to_have_text(re.compile(r"^in (29|30) min$"))
+        # The newest-due first by default; the other link is BullMQ's ascending order.
+        await expect(page.locator(".listbar a.current")).to_contain_text(["latest due first"])
+        await page.click("text=soonest due first")
+        await expect(page.locator(".listbar a.current")).to_contain_text(["soonest due first"])
+        assert await row_ids(page) == node_asc["delayed"]
+        cells = await page.locator('td[data-field="dueAt"] time').evaluate_all(
+            "times => times.map(t => Number(t.dataset.ms))"
+        )
+        assert cells == sorted(cells) and len(cells) == 4
+        await shoot(page, "delayed")
+
+        await page.click(f'a[href$="/jobs/{retry["id"]}/"]')
+        fact = page.locator('#job-facts [data-field="dueAt"] time')
+        await expect(fact.locator(".rel")).to_have_text(re.compile(r"^in (29|30) min$"))
+        await expect(fact.locator(".abs")).to_be_visible()
+        assert ABSOLUTE.match(await fact.locator(".abs").inner_text())
+        await shoot(page, "delayed-job")
+
+        await page.goto(f"{bullpen_server.url}/queues/q/images/?state=prioritized&order=asc")
+        await expect(page.locator("table.jobs thead th").nth(3)).to_have_text("Priority")
+        await expect(page.locator('td[data-field="priority"]')).to_have_text(["1", "5", "10"])
+        await expect(page.locator(".listbar a.current")).to_contain_text(["highest priority first"])
+        await shoot(page, "prioritized")
+        await browser.close()

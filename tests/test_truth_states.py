@@ -1,0 +1,182 @@
+"""The state tabs tell the truth: when delayed jobs run and in BullMQ's order, and prioritized
+jobs' priority."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from django.test import AsyncClient
+
+from dashboard.templatetags.bullpen import due_at
+from queues.job_fields import due_at_ms
+from tests.conftest import Peer
+
+HOUR = 3_600_000
+
+
+def row_ids(html: str) -> list[str]:
+    return re.findall(r'<tr data-job-id="([^"]*)">', html)
+
+
+def row_of(html: str, job_id: str) -> str:
+    start = html.index(f'<tr data-job-id="{job_id}">')
+    return html[start : html.index("</tr>", start)]
+
+
+def head_and_first_row(html: str) -> tuple[int, int]:
+    head = html[html.index("<thead>") : html.index("</thead>")]
+    body = html[html.index("<tbody>") :]
+    row = body[: body.index("</tr>")]
+    return len(re.findall(r"<th[ >]", head)), len(re.findall(r"<td[ >]", row))
+
+
+async def api(client: AsyncClient, path: str) -> Any:
+    response = await client.get(f"/queues/api/{path}")
+    assert response.status_code == 200, response.content[:500]
+    return response.json()
+
+
+# ---- pure logic ---------------------------------------------------------------------------
+
+
+def test_due_time_from_a_delayed_score() -> None:
+    due = 1_760_000_000_123
+    assert due_at_ms(str(due * 4096 + 17)) == due
+    assert due_at_ms(float(due * 4096)) == due  # RESP3 answers a double
+    assert due_at_ms(None) is None and due_at_ms("nope") is None
+    # The score wins over what the job was added with; without one, timestamp + delay.
+    assert due_at({"dueAt": due, "timestamp": 5, "delay": 10}) == due
+    assert due_at({"dueAt": None, "timestamp": 5, "delay": 10}) == 15
+    assert due_at({"timestamp": 5, "delay": 0}) is None
+    assert due_at("not a job") is None
+
+
+# ---- delayed and prioritized --------------------------------------------------------------
+
+
+async def test_delayed_jobs_run_in_node_s_order_both_ways(client: AsyncClient, peer: Peer) -> None:
+    # Two jobs share a delay: BullMQ orders them by its counter in the score's low bits.
+    delays = [30 * 60_000, 5 * 60_000, 2 * HOUR, 59 * 60_000, 5 * 60_000, 10_000]
+    added = [
+        await asyncio.to_thread(
+            peer,
+            "add",
+            "--queue",
+            "later",
+            "--name",
+            f"remind-{index}",
+            "--data",
+            "{}",
+            "--opts",
+            json.dumps({"delay": delay}),
+        )
+        for index, delay in enumerate(delays)
+    ]
+    soonest = [added[i]["id"] for i in (5, 1, 4, 0, 3, 2)]
+    for order, asc in (("desc", []), ("asc", ["--asc"])):
+        node = (await asyncio.to_thread(peer, "inspect", "--queue", "later", *asc))["jobs"]
+        body = await api(client, f"queues/later/jobs/?state=delayed&per_page=300&order={order}")
+        ours = [job["id"] for job in body["jobs"]]
+        assert ours == node["delayed"], order
+        assert ours == (soonest if order == "asc" else soonest[::-1])
+        html = (await client.get(f"/queues/q/later/?state=delayed&order={order}")).content.decode()
+        assert row_ids(html) == ours
+        # Added with a delay, a job runs at timestamp + delay; the score says the same.
+        for job in body["jobs"]:
+            assert job["dueAt"] == job["timestamp"] + job["delay"]
+        due = [job["dueAt"] for job in body["jobs"]]
+        assert due == sorted(due, reverse=order == "desc")
+    # The order links say what BullMQ's orders are.
+    html = (await client.get("/queues/q/later/?state=delayed")).content.decode()
+    assert re.search(r'order=desc"[^>]*>latest due first<', html)
+    assert re.search(r'order=asc"[^>]*>soonest due first<', html)
+    th, td = head_and_first_row(html)
+    assert th == td and ">Runs</th>" in html
+    row = row_of(html, added[3]["id"])  # due in 59 minutes
+    assert re.search(r'data-field="dueAt"><time [^>]*data-ms="\d+"', row)
+    assert (
+        '<span class="rel">in 58 min</span>' in row or '<span class="rel">in 59 min</span>' in row
+    )
+
+
+async def test_a_retry_runs_after_its_backoff_not_at_timestamp_plus_delay(
+    client: AsyncClient, peer: Peer
+) -> None:
+    two_days = 48 * HOUR
+    retry = await asyncio.to_thread(
+        peer,
+        "retry-later",
+        "--queue",
+        "later",
+        "--name",
+        "charge",
+        "--backoff-ms",
+        str(HOUR),
+        "--added-ms-ago",
+        str(two_days),
+    )
+    await asyncio.to_thread(
+        peer,
+        "add",
+        "--queue",
+        "later",
+        "--name",
+        "soon",
+        "--data",
+        "{}",
+        "--opts",
+        '{"delay": 1800000}',
+    )
+    assert retry["delay"] == HOUR
+    body = await api(client, "queues/later/jobs/?state=delayed&order=asc")
+    node = (await asyncio.to_thread(peer, "inspect", "--queue", "later", "--asc"))["jobs"]
+    assert [job["id"] for job in body["jobs"]] == node["delayed"]
+    # Node runs the job due in 30 min first: "timestamp + delay" would put the retry first.
+    assert node["delayed"][-1] == retry["id"]
+    row = next(job for job in body["jobs"] if job["id"] == retry["id"])
+    assert abs(row["dueAt"] - (retry["failedAt"] + HOUR)) < 2000
+    assert row["dueAt"] - (row["timestamp"] + row["delay"]) > two_days - 60_000
+    detail = await api(client, f"queues/later/jobs/{retry['id']}/")
+    assert detail["dueAt"] == row["dueAt"]
+    page = (await client.get(f"/queues/q/later/jobs/{retry['id']}/")).content.decode()
+    runs = page[page.index('data-field="dueAt"') :].split("</dd>")[0]
+    assert f'data-ms="{row["dueAt"]}"' in runs and "in 59 min" in runs
+
+
+async def test_prioritized_tab_shows_priority_in_node_s_order(
+    client: AsyncClient, peer: Peer
+) -> None:
+    for index, priority in enumerate((10, 1, 5, 1, 200)):
+        await asyncio.to_thread(
+            peer,
+            "add",
+            "--queue",
+            "images",
+            "--name",
+            f"resize-{index}",
+            "--data",
+            "{}",
+            "--opts",
+            json.dumps({"priority": priority}),
+        )
+    for order, asc in (("desc", []), ("asc", ["--asc"])):
+        node = (await asyncio.to_thread(peer, "inspect", "--queue", "images", *asc))["jobs"]
+        html = (await client.get(f"/queues/q/images/?state=prioritized&order={order}")).content
+        page = html.decode()
+        assert row_ids(page) == node["prioritized"], order
+        shown = [
+            int(re.search(r'data-field="priority">(\d+)<', row_of(page, job_id)).group(1))  # type: ignore[union-attr]
+            for job_id in row_ids(page)
+        ]
+        assert shown == sorted(shown, reverse=order == "desc")
+        assert shown[0 if order == "asc" else -1] == 1
+        th, td = head_and_first_row(page)
+        assert th == td and ">Priority</th>" in page
+    assert re.search(r'order=asc"[^>]*>highest priority first<', page)
+    assert re.search(r'order=desc"[^>]*>lowest priority first<', page)
+    # Other tabs keep their columns, and head and rows still agree.
+    waiting = (await client.get("/queues/q/images/?state=waiting")).content.decode()
+    assert ">Priority</th>" not in waiting and ">Runs</th>" not in waiting
