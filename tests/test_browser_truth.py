@@ -1,4 +1,5 @@
-"""In Chromium: the delayed tab says when each job runs and the prioritized tab shows priority."""
+"""In Chromium: the delayed tab says when each job runs and the prioritized tab shows priority;
+a completed job's earlier failures are muted and folded."""
 
 from __future__ import annotations
 
@@ -103,4 +104,45 @@ async def test_delayed_jobs_say_when_they_run_and_prioritized_their_priority(
         await expect(page.locator('td[data-field="priority"]')).to_have_text(["1", "5", "10"])
         await expect(page.locator(".listbar a.current")).to_contain_text(["highest priority first"])
         await shoot(page, "prioritized")
+        await browser.close()
+
+
+async def test_a_completed_job_s_earlier_failures_are_muted_and_folded(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str
+) -> None:
+    job_id = await add(peer, "mail", "send", {"attempts": 5})
+    await asyncio.to_thread(peer, "work", "--queue", "mail", "--count", "1", "--fail-attempts", "1")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        page = await browser.new_page(viewport={"width": WIDE, "height": 900})
+        await page.goto(f"{bullpen_server.url}/queues/q/mail/?state=completed")
+        row = page.locator(f'tr[data-job-id="{job_id}"]')
+        await expect(row.locator('[data-testid="succeeded-on"]')).to_have_text(
+            "succeeded on attempt 2 of 5"
+        )
+        await expect(row.locator(".reason")).to_have_count(0)
+        earlier = row.locator(".earlier-reason")
+        await expect(earlier).to_be_hidden()
+        await shoot(page, "completed-row")
+        await row.locator("summary", has_text="Earlier attempts failed").click()
+        await expect(earlier).to_have_text(f"attempt 1 of job {job_id} failed on purpose")
+
+        await page.goto(f"{bullpen_server.url}/queues/q/mail/jobs/{job_id}/")
+        await expect(page.locator('[data-testid="job-state"]')).to_have_text("completed")
+        await expect(page.locator('[data-testid="succeeded-on"]')).to_have_text(
+            "This job succeeded on attempt 2 of 5."
+        )
+        await expect(page.locator('[data-testid="facts-succeeded-on"]')).to_contain_text(
+            "succeeded on attempt 2 of 5"
+        )
+        await expect(page.locator(".failure .reason")).to_have_count(0)
+        folded = page.locator('[data-testid="earlier-failures"] .earlier-reason')
+        await expect(folded).to_be_hidden()
+        await shoot(page, "completed-job")
+        await page.locator('[data-testid="earlier-failures"] > summary').click()
+        await expect(folded).to_contain_text("failed on purpose")
+        await expect(page.locator('[data-testid="earlier-failures"] summary')).to_contain_text(
+            ["Earlier attempts failed", "Stack trace (attempt 1)"]
+        )
+        await shoot(page, "completed-job-open")
         await browser.close()

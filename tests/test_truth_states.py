@@ -1,5 +1,5 @@
-"""The state tabs tell the truth: when delayed jobs run and in BullMQ's order, and prioritized
-jobs' priority."""
+"""The state tabs tell the truth: when delayed jobs run and in BullMQ's order, prioritized jobs'
+priority, and completed jobs that failed earlier attempts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.test import AsyncClient
 
-from dashboard.templatetags.bullpen import due_at
+from dashboard.templatetags.bullpen import due_at, succeeded_on
 from queues.job_fields import due_at_ms
 from tests.conftest import Peer
 
@@ -52,6 +52,15 @@ def test_due_time_from_a_delayed_score() -> None:
     assert due_at({"dueAt": None, "timestamp": 5, "delay": 10}) == 15
     assert due_at({"timestamp": 5, "delay": 0}) is None
     assert due_at("not a job") is None
+
+
+def test_succeeded_on_names_the_attempt() -> None:
+    done = {"state": "completed", "failedReason": "boom", "attemptsMade": 2, "opts": {}}
+    assert succeeded_on(done) == "succeeded on attempt 2"
+    assert succeeded_on({**done, "opts": {"attempts": 5}}) == "succeeded on attempt 2 of 5"
+    assert succeeded_on({**done, "failedReason": None, "stacktrace": ["x"]}) != ""
+    assert succeeded_on({**done, "failedReason": None, "stacktrace": []}) == ""
+    assert succeeded_on({**done, "state": "failed"}) == ""
 
 
 # ---- delayed and prioritized --------------------------------------------------------------
@@ -180,3 +189,56 @@ async def test_prioritized_tab_shows_priority_in_node_s_order(
     # Other tabs keep their columns, and head and rows still agree.
     waiting = (await client.get("/queues/q/images/?state=waiting")).content.decode()
     assert ">Priority</th>" not in waiting and ">Runs</th>" not in waiting
+
+
+# ---- completed after failed attempts -------------------------------------------------------
+
+
+async def test_completed_after_failed_attempts_is_not_shown_as_failed(
+    client: AsyncClient, peer: Peer
+) -> None:
+    job = await asyncio.to_thread(
+        peer,
+        "add",
+        "--queue",
+        "mail",
+        "--name",
+        "send",
+        "--data",
+        "{}",
+        "--opts",
+        '{"attempts": 5}',
+    )
+    plain = await asyncio.to_thread(
+        peer, "add", "--queue", "mail", "--name", "send", "--data", "{}"
+    )
+    done = await asyncio.to_thread(
+        peer, "work", "--queue", "mail", "--count", "2", "--fail-attempts", "1"
+    )
+    assert done["completed"] == 1 and done["failed"] == 1  # the plain job had one attempt
+    detail = await api(client, f"queues/mail/jobs/{job['id']}/")
+    assert detail["state"] == "completed" and detail["attemptsMade"] == 2
+    assert detail["failedReason"] == f"attempt 1 of job {job['id']} failed on purpose"
+    assert len(detail["stacktrace"]) == 1
+
+    html = (await client.get("/queues/q/mail/?state=completed")).content.decode()
+    row = row_of(html, job["id"])
+    assert "succeeded on attempt 2 of 5" in row
+    assert '<div class="reason">' not in row
+    assert "<summary>Earlier attempts failed</summary>" in row and "failed on purpose" in row
+
+    page = (await client.get(f"/queues/q/mail/jobs/{job['id']}/")).content.decode()
+    failure = page[
+        page.index('id="job-failure"') : page.index("</section>", page.index('id="job-failure"'))
+    ]
+    assert 'class="failure earlier"' in page and "This job succeeded on attempt 2 of 5." in failure
+    assert '<p class="reason">' not in failure and "<h2>Failure</h2>" not in failure
+    earlier = failure[failure.index("Earlier attempts failed") :]
+    assert "failed on purpose" in earlier and "Stack trace (attempt 1)" in earlier
+    assert " open" not in failure.split("Earlier attempts failed")[0].split("<details")[-1]
+    facts = page[page.index('data-field="failedReason"') :].split("</dd>")[0]
+    assert "none: succeeded on attempt 2 of 5" in facts and "failed on purpose" not in facts
+
+    # A job that failed for good still shows its failure as one.
+    failed = (await client.get(f"/queues/q/mail/jobs/{plain['id']}/")).content.decode()
+    assert '<p class="reason">attempt 1 of job' in failed and "succeeded on" not in failed

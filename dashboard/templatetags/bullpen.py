@@ -216,3 +216,20 @@ def due_at(job: Any) -> int | None:
     if isinstance(added, int) and isinstance(delay, int) and delay > 0:
         return added + delay
     return None
+
+
+@register.filter
+def succeeded_on(job: Any) -> str:
+    """For a completed job whose earlier attempts failed (BullMQ keeps their reason and stack
+    traces on it): "succeeded on attempt 2 of 5"; else an empty string."""
+    if not isinstance(job, dict) or job.get("state") != "completed":
+        return ""
+    if not (job.get("failedReason") or job.get("stacktrace")):
+        return ""
+    made = job.get("attemptsMade")
+    opts = job.get("opts")
+    allowed = opts.get("attempts") if isinstance(opts, dict) else None
+    attempt = f"attempt {made}" if isinstance(made, int) and made > 0 else "a later attempt"
+    if isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0:
+        attempt += f" of {allowed}"
+    return f"succeeded on {attempt}"

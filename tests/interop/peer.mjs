@@ -16,7 +16,7 @@
 //   inspect         --queue Q [--ids a,b,c] [--asc]
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-raw-hostile --queue Q
-//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--timeout-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
@@ -372,6 +372,8 @@ async function work(flags) {
   const concurrency = Math.max(1, intFlag(flags, 'concurrency', 1));
   const timeoutMs = intFlag(flags, 'timeout-ms', 30000);
   const fail = flags.fail === true;
+  // --fail-attempts N: each job's first N attempts fail, later ones succeed.
+  const failAttempts = intFlag(flags, 'fail-attempts', 0);
   const progress = flags.progress === true;
   // --step-ms: report progress 25/50/75/100 with this pause between steps (a slow job to watch).
   const stepMs = intFlag(flags, 'step-ms', 0);
@@ -407,6 +409,9 @@ async function work(flags) {
         if (fail) {
           // --fail: the job's own data.error message if it has one (for mixed failures).
           throw new Error(job.data?.error ?? `job ${job.id} failed on purpose`);
+        }
+        if (job.attemptsMade < failAttempts) {
+          throw new Error(`attempt ${job.attemptsMade + 1} of job ${job.id} failed on purpose`);
         }
         if (progress) {
           await job.updateProgress({ pct: 100, stage: 'done' });
