@@ -15,6 +15,7 @@ from queues.actions import job_actions
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
 from queues.counts import summaries
+from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
 from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
@@ -112,5 +113,7 @@ async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
 
 @page_view
 async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
-    workers = await list_workers([await queue_ref(queue)])
-    return render(request, "bullpen/_workers.html", {"workers": workers})
+    ref = await queue_ref(queue)
+    workers = await list_workers([ref])
+    context = {"workers": workers, "dead_letters": ref == dead_letter_ref()}
+    return render(request, "bullpen/_workers.html", context)

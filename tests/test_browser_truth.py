@@ -1,5 +1,7 @@
 """In Chromium: the delayed tab says when each job runs and the prioritized tab shows priority;
-a completed job's earlier failures are muted and folded."""
+a completed job's earlier failures are muted and folded; a dead letter reads as one."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.worker_fixtures
 
 from __future__ import annotations
 
@@ -13,7 +15,13 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, async_playwright, expect
 
+from queues.runner import Producer, QueueOptions, Registry
 from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
+from tests.worker_fixtures import (
+    Runners,
+    runners,  # noqa: F401 - fixtures
+    wait_for,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -145,4 +153,72 @@ async def test_a_completed_job_s_earlier_failures_are_muted_and_folded(
             ["Earlier attempts failed", "Stack trace (attempt 1)"]
         )
         await shoot(page, "completed-job-open")
+        await browser.close()
+
+
+def _failing_registry() -> Registry:
+    registry = Registry()
+
+    async def deliver(payload: Any, ctx: Any) -> str:
+        raise RuntimeError(f"endpoint <b>down</b> for {payload.get('url')}")
+
+    registry.register("hooks", deliver, QueueOptions(attempts=2, backoff_ms=5))
+    return registry
+
+
+async def test_a_dead_letter_is_readable(
+    runners: Runners, redis_client: Any, bullpen_server: LiveServer, chromium_path: str
+) -> None:
+    registry = _failing_registry()
+    async with Producer(registry) as producer:
+        await producer.add("hooks", "post", {"url": "https://a.example"}, job_id="hook-1")
+    runner = await runners.start(registry)
+
+    async def dead() -> bool:
+        return bool(redis_client.exists("bull:dead-letter:hooks.hook-1"))
+
+    await wait_for("the dead letter", dead)
+    await runners.stop(runner)
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        page = await browser.new_page(viewport={"width": WIDE, "height": 900})
+        await page.goto(f"{bullpen_server.url}/queues/q/dead-letter/")
+        row = page.locator('tr[data-job-id="hooks.hook-1"]')
+        await expect(row.locator(".reason")).to_have_text(
+            "endpoint <b>down</b> for https://a.example"
+        )
+        await expect(page.locator('[data-testid="dead-letter-workers"]')).to_contain_text(
+            "no worker consumes it, by design"
+        )
+        await expect(page.locator('[data-testid="no-workers"]')).to_have_count(0)
+        await shoot(page, "dead-letter-queue")
+
+        await row.locator("a").first.click()
+        section = page.locator('[data-testid="dead-letter"]')
+        await expect(section.locator('[data-testid="dead-letter-reason"]')).to_have_text(
+            "endpoint <b>down</b> for https://a.example"
+        )
+        await expect(section.locator("b")).to_have_count(0)
+        stack = section.locator('[data-testid="dead-letter-stack"]')
+        await expect(stack).to_contain_text("Traceback (most recent call last):")
+        # One line of the trace per line on screen: the newlines are real.
+        height = await stack.evaluate("pre => pre.getBoundingClientRect().height")
+        line = await stack.evaluate("pre => parseFloat(getComputedStyle(pre).lineHeight)")
+        assert height > 4 * line
+        failed_at = section.locator('[data-testid="failed-at"] time')
+        assert ABSOLUTE.match(await failed_at.get_attribute("title") or "")
+        await expect(failed_at.locator(".rel")).to_have_text(re.compile(r" ago$"))
+        await shoot(page, "dead-letter-job")
+
+        await section.locator('[data-testid="original-job"] a').click()
+        await expect(page).to_have_url(f"{bullpen_server.url}/queues/q/hooks/jobs/hook-1/")
+        await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed")
+
+        # Removed since: the page says so instead of linking to nothing.
+        redis_client.delete("bull:hooks:hook-1")
+        redis_client.zrem("bull:hooks:failed", "hook-1")
+        await page.goto(f"{bullpen_server.url}/queues/q/dead-letter/jobs/hooks.hook-1/")
+        original = page.locator('[data-testid="original-job"]')
+        await expect(original).to_contain_text("removed from hooks since")
+        await expect(original.locator("a")).to_have_count(0)
         await browser.close()

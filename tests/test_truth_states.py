@@ -1,18 +1,28 @@
 """The state tabs tell the truth: when delayed jobs run and in BullMQ's order, prioritized jobs'
-priority, and completed jobs that failed earlier attempts."""
+priority, completed jobs that failed earlier attempts, and readable dead letters."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.worker_fixtures
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
+import time
 from typing import Any
 
-from django.test import AsyncClient
+from django.test import AsyncClient, override_settings
 
 from dashboard.templatetags.bullpen import due_at, succeeded_on
+from queues.dead_letters import leading_fields, read_envelope
 from queues.job_fields import due_at_ms
+from queues.runner import Producer, QueueOptions, Registry
 from tests.conftest import Peer
+from tests.worker_fixtures import (
+    Runners,
+    runners,  # noqa: F401 - fixtures
+    wait_for,
+)
 
 HOUR = 3_600_000
 
@@ -61,6 +71,27 @@ def test_succeeded_on_names_the_attempt() -> None:
     assert succeeded_on({**done, "failedReason": None, "stacktrace": ["x"]}) != ""
     assert succeeded_on({**done, "failedReason": None, "stacktrace": []}) == ""
     assert succeeded_on({**done, "state": "failed"}) == ""
+
+
+def test_envelope_fields_before_the_list_cut() -> None:
+    envelope = {
+        "queue": "hooks",
+        "prefix": "bull",
+        "jobId": "12345",
+        "name": "post",
+        "failedReason": 'endpoint "down" ' + "é" * 40,
+        "data": {"blob": "y" * 5000},
+    }
+    text = json.dumps(envelope)
+    assert read_envelope(envelope) is envelope
+    assert read_envelope(text[:2048]) == {k: v for k, v in envelope.items() if k != "data"}
+    # A cut inside the id drops it (a wrong id is worse than none); inside the reason keeps
+    # what came before the cut.
+    assert read_envelope(text[: text.index("12345") + 3]) is None
+    cut_reason = read_envelope(text[: text.index("down") + 2])
+    assert cut_reason is not None and cut_reason["failedReason"] == 'endpoint "do…'
+    assert leading_fields('{"a": 1, "b": "x\\') == {"a": 1}
+    assert read_envelope("not json") is None and read_envelope({"queue": 1, "jobId": "1"}) is None
 
 
 # ---- delayed and prioritized --------------------------------------------------------------
@@ -242,3 +273,126 @@ async def test_completed_after_failed_attempts_is_not_shown_as_failed(
     # A job that failed for good still shows its failure as one.
     failed = (await client.get(f"/queues/q/mail/jobs/{plain['id']}/")).content.decode()
     assert '<p class="reason">attempt 1 of job' in failed and "succeeded on" not in failed
+
+
+# ---- dead letters -------------------------------------------------------------------------
+
+
+def _failing_registry() -> Registry:
+    registry = Registry()
+
+    async def deliver(payload: Any, ctx: Any) -> str:
+        raise RuntimeError(f"endpoint <b>down</b> for {payload.get('url')}")
+
+    registry.register("hooks", deliver, QueueOptions(attempts=2, backoff_ms=5))
+    return registry
+
+
+async def _dead_letter(runners: Runners, redis_client: Any, data: dict[str, Any]) -> str:
+    registry = _failing_registry()
+    async with Producer(registry) as producer:
+        job_id = await producer.add("hooks", "post", data, job_id="hook-1")
+    runner = await runners.start(registry)
+
+    async def dead() -> bool:
+        return bool(redis_client.exists("bull:dead-letter:hooks.hook-1"))
+
+    await wait_for("the dead letter", dead)
+    await runners.stop(runner)
+    return job_id
+
+
+async def test_a_dead_letter_reads_as_one(
+    client: AsyncClient, runners: Runners, redis_client: Any
+) -> None:
+    # Bigger than a list row's data cap: the row still finds the reason.
+    job_id = await _dead_letter(
+        runners, redis_client, {"url": "https://a.example", "blob": "z" * 10_000}
+    )
+    html = (await client.get("/queues/q/dead-letter/?state=waiting")).content.decode()
+    row = row_of(html, "hooks.hook-1")
+    assert "cut ·" in row  # the data was cut for the list
+    assert '<div class="reason">endpoint &lt;b&gt;down&lt;/b&gt; for https://a.example</div>' in row
+    assert "from hooks / " in row and "<b>" not in row
+
+    page = (await client.get("/queues/q/dead-letter/jobs/hooks.hook-1/")).content.decode()
+    section = page[
+        page.index('data-testid="dead-letter"') : page.index(
+            "</section>", page.index('data-testid="dead-letter"')
+        )
+    ]
+    assert '<a href="/queues/q/hooks/">hooks</a>' in section
+    assert f'href="/queues/q/hooks/jobs/{job_id}/">{job_id}</a>' in section
+    assert "endpoint &lt;b&gt;down&lt;/b&gt;" in section and "<b>" not in section
+    assert "<dd>2 of 2</dd>" in section
+    stack = section[section.index('data-testid="dead-letter-stack">') :].split("</pre>")[0]
+    assert "Traceback (most recent call last):" in stack and "\n" in stack
+    assert "RuntimeError: endpoint &lt;b&gt;down" in stack
+    assert re.search(r'data-testid="failed-at"><time [^>]*data-ms="\d+"', section)
+    # The raw data stays below the section.
+    assert page.index('data-testid="dead-letter"') < page.index('data-testid="data"')
+
+    # The original removed since: said so, and not linked.
+    redis_client.delete("bull:hooks:hook-1")
+    redis_client.zrem("bull:hooks:failed", "hook-1")
+    page = (await client.get("/queues/q/dead-letter/jobs/hooks.hook-1/")).content.decode()
+    original = page[page.index('data-testid="original-job"') :].split("</dd>")[0]
+    assert "removed from hooks since" in original and "href" not in original
+
+
+async def test_a_node_written_dead_letter_and_hostile_fields(
+    client: AsyncClient, peer: Peer
+) -> None:
+    envelope = {
+        "queue": "gone-queue",
+        "prefix": "bull",
+        "jobId": "7",
+        "name": "<img src=x onerror=alert(1)>",
+        "data": {"n": 1},
+        "opts": {"attempts": 3},
+        "failedReason": "<script>alert('reason')</script>" + "r" * 300,
+        "stacktrace": "Error: <script>\n    at a (x.js:1:1)\n    at b (y.js:2:2)",
+        "attemptsMade": 3,
+        "failedAt": int(time.time() * 1000) - 60_000,
+        "worker": "<i>w-1</i>",
+    }
+    added = await asyncio.to_thread(
+        peer, "add", "--queue", "dead-letter", "--name", "x", "--data", json.dumps(envelope)
+    )
+    html = (await client.get("/queues/q/dead-letter/?state=waiting")).content.decode()
+    row = row_of(html, added["id"])
+    reason = re.search(r'<div class="reason">(.*?)</div>', row).group(1)  # type: ignore[union-attr]
+    assert reason.startswith("&lt;script&gt;alert(&#x27;reason&#x27;)&lt;/script&gt;rrr")
+    assert len(reason.replace("&lt;", "<").replace("&gt;", ">").replace("&#x27;", "'")) == 200
+    page = (await client.get(f"/queues/q/dead-letter/jobs/{added['id']}/")).content.decode()
+    for raw in ("<script>", "<i>w-1</i>", "<img src=x"):
+        assert raw not in page
+    section = page[page.index('data-testid="dead-letter"') :].split("</section>")[0]
+    assert 'gone-queue <span class="muted">(no longer exists)</span>' in section
+    assert "not readable here" in section and "<dd>3 of 3</dd>" in section
+    assert "Error: &lt;script&gt;\n    at a (x.js:1:1)\n    at b" in section
+
+
+async def test_the_dead_letter_queue_is_not_alarmed_for_having_no_worker(
+    client: AsyncClient, peer: Peer, bullpen_settings: dict[str, Any]
+) -> None:
+    for queue in ("dead-letter", "busy"):
+        for index in range(2):
+            await asyncio.to_thread(
+                peer, "add", "--queue", queue, "--name", f"n{index}", "--data", "{}"
+            )
+    with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"waiting": 1}}):
+        alerts = (await client.get("/queues/api/alerts/")).json()["alerts"]
+        assert alerts["busy"] == [{"rule": "waiting", "value": 2, "threshold": 1}]
+        assert alerts["dead-letter"] == []
+        overview = (await client.get("/queues/")).content.decode()
+        dead_row = overview[overview.index('data-queue="dead-letter"') :].split("</tr>")[0]
+        assert "alerting" not in dead_row and 'data-rule="waiting"' in overview
+    options = {"dead-letter": {"alerts": {"waiting": 1}}}
+    with override_settings(BULLPEN={**bullpen_settings, "QUEUE_OPTIONS": options}):
+        alerts = (await client.get("/queues/api/alerts/")).json()["alerts"]
+        assert [a["rule"] for a in alerts["dead-letter"]] == ["waiting"]  # asked for, kept
+    dead = (await client.get("/queues/q/dead-letter/workers/")).content.decode()
+    assert "no worker consumes it, by design" in dead and 'data-testid="no-workers"' not in dead
+    busy = (await client.get("/queues/q/busy/workers/")).content.decode()
+    assert 'data-testid="no-workers"' in busy and "by design" not in busy

@@ -233,3 +233,15 @@ def succeeded_on(job: Any) -> str:
     if isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0:
         attempt += f" of {allowed}"
     return f"succeeded on {attempt}"
+
+
+@register.filter
+def dead_letter(job: Any, queue: Any) -> dict[str, Any] | None:
+    """The dead-letter envelope of a job of the dead-letter queue (``queue``: its slug or a
+    dict with one), read from the data even when a list cut it; None for other jobs."""
+    from queues.dead_letters import is_dead_letter_queue, read_envelope
+
+    slug = queue.get("slug") if isinstance(queue, dict) else queue
+    if not isinstance(job, dict) or not is_dead_letter_queue(slug):
+        return None
+    return read_envelope(job.get("data"))
