@@ -12,7 +12,7 @@ from typing import Any
 
 from dashboard.viewer import ViewerKind, can_act_on, sign_kind
 from queues.conf import get_config
-from queues.dead_letters import dead_letter_ref
+from queues.dead_letters import dead_letter_ref, original_of, read_envelope
 from queues.keys import QueueRef
 
 
@@ -57,4 +57,32 @@ def page_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
         "opts": shown(job["opts"], cap),
         # "Copy as JSON" holds the job in the page; a huge one is downloaded instead.
         "copy_json": job if len(json.dumps(job, ensure_ascii=False)) <= cap else None,
+    }
+
+
+def _stack_text(stack: Any) -> str:
+    """The runner writes one string; another writer may have kept BullMQ's list of traces."""
+    if isinstance(stack, list):
+        return "\n\n".join(str(trace) for trace in stack)
+    if stack is None or isinstance(stack, str):
+        return stack or ""
+    return json.dumps(stack, ensure_ascii=False)
+
+
+async def dead_letter_context(ref: QueueRef, job: dict[str, Any]) -> dict[str, Any] | None:
+    """The job page's "Dead letter" section: what the envelope says, and whether the original
+    queue and job are still there. None for jobs of other queues."""
+    if ref != dead_letter_ref():
+        return None
+    envelope = read_envelope(job.get("data"))
+    if envelope is None:
+        return {"envelope": None}
+    opts = envelope.get("opts")
+    allowed = opts.get("attempts") if isinstance(opts, dict) else None
+    cap = int(get_config()["DETAIL_FIELD_CAP"])
+    return {
+        "envelope": envelope,
+        "original": await original_of(envelope),
+        "stacktrace": _stack_text(envelope.get("stacktrace"))[:cap],
+        "attempts_allowed": allowed if isinstance(allowed, int) and allowed > 0 else None,
     }

@@ -16,6 +16,7 @@ from queues.actions import job_actions
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
 from queues.counts import summaries
+from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
 from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
@@ -123,7 +124,8 @@ async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
 
 @page_view
 async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
-    connections = await list_workers([await queue_ref(queue)])
+    ref = await queue_ref(queue)
+    connections = await list_workers([ref])
     workers = by_process(connections)
     return render(
         request,
@@ -132,5 +134,6 @@ async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
             "workers": workers,
             "connections": len(connections),
             "unnamed": any(not w.worker_name for w in workers),
+            "dead_letters": ref == dead_letter_ref(),
         },
     )

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from dashboard.guards import page_view
-from dashboard.job_view import page_context, shown
+from dashboard.job_view import dead_letter_context, page_context, shown
 from dashboard.params import PAGE_SIZES, page_params
 from dashboard.serializers import queue_json
 from dashboard.viewer import can_act_on, sign_kind, viewer_kind
@@ -109,6 +109,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
     job = await job_detail(ref, job_id)
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     context = page_context(ref, job, viewer=kind)
+    context["dead_letter"] = await dead_letter_context(ref, job)
     return render(request, "bullpen/job.html", context)
 
 

@@ -2,7 +2,8 @@
 
 Defaults (SPEC): waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
 queue's global concurrency limit for more than 5 minutes. ``ALERTS`` in the settings changes the
-defaults; ``QUEUE_OPTIONS[q]["alerts"]`` changes them for one queue (None turns one off).
+defaults; ``QUEUE_OPTIONS[q]["alerts"]`` changes them for one queue (None turns one off). The
+dead-letter queue has no waiting alert unless its own options set one.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from queues.conf import get_config
 from queues.counts import QueueSummary
+from queues.dead_letters import is_dead_letter_queue
 from queues.keys import QueueRef
 
 DEFAULTS: dict[str, int | None] = {
@@ -39,6 +41,10 @@ class Alert:
 def thresholds(slug: str) -> dict[str, int | None]:
     config = get_config()
     merged: dict[str, int | None] = {**DEFAULTS, **(config.get("ALERTS") or {})}
+    if is_dead_letter_queue(slug):
+        # Nothing consumes the dead-letter queue, by design: its waiting jobs are dead letters
+        # kept for replay, not a backlog. Its own QUEUE_OPTIONS alerts may still set one.
+        merged["waiting"] = None
     merged.update(config.get("QUEUE_OPTIONS", {}).get(slug, {}).get("alerts", {}) or {})
     return merged
 

@@ -8,7 +8,8 @@ from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import JobNotFound, QueueNotFound
-from queues.job_fields import job_from_hash
+from queues.fastpipe import Command
+from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import QueueRef
 from queues.listing import ROW_FIELDS
 from queues.redis_errors import translate_redis_errors
@@ -81,6 +82,7 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
     job = job_from_hash(job_id, raw)
     job["state"] = state
     job["queueQualifiedName"] = ref.qualified_name
+    job["dueAt"] = due_at_ms(scores[_ZSET_STATES.index("delayed")])
     job["logs"] = logs if isinstance(logs, list) else []
     job["logsCount"] = log_count if isinstance(log_count, int) else 0
     job["children"] = {
@@ -108,15 +110,15 @@ def _relatives(keys: Any) -> list[dict[str, str]]:
 LIVE_FIELDS = (*(f for f in ROW_FIELDS if f != "data"), "stacktrace")
 
 
-async def job_state(ref: QueueRef, job_id: str) -> str:
-    """The job's state, found as BullMQ's getState finds it; ``unknown`` when in no list."""
-    redis = get_client()
-    async with redis.pipeline(transaction=False) as pipe:
-        for zset_state in _ZSET_STATES:
-            pipe.zscore(ref.key(zset_state), job_id)
-        for suffix, _ in _LIST_STATES:
-            pipe.lpos(ref.key(suffix), job_id)
-        replies = await pipe.execute(raise_on_error=False)
+def _state_commands(ref: QueueRef, job_id: str) -> list[Command]:
+    """Where the job is, asked as BullMQ's getState asks: sorted sets first, then the lists."""
+    return [
+        *(("ZSCORE", ref.key(zset_state), job_id) for zset_state in _ZSET_STATES),
+        *(("LPOS", ref.key(suffix), job_id) for suffix, _ in _LIST_STATES),
+    ]
+
+
+def _state_of(replies: list[Any]) -> str:
     scores, positions = replies[: len(_ZSET_STATES)], replies[len(_ZSET_STATES) :]
     for state, score in zip(_ZSET_STATES, scores, strict=True):
         if score is not None and not isinstance(score, Exception):
@@ -128,19 +130,21 @@ async def job_state(ref: QueueRef, job_id: str) -> str:
 
 
 async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
-    """The job as its page's live parts show it; ``{"id", "state": "removed"}`` once gone."""
+    """The job as its page's live parts show it, with its state, in one round trip;
+    ``{"id", "state": "removed"}`` once gone."""
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     async with translate_redis_errors():
-        ((values, cut_flat),) = await read_capped_fields(
-            get_client(), [ref.job_key(job_id)], cap, LIVE_FIELDS
+        rows, where = await read_capped_fields(
+            get_client(), [ref.job_key(job_id)], cap, LIVE_FIELDS, _state_commands(ref, job_id)
         )
-        if cut_flat and cut_flat[0] == 0:
-            return {"id": job_id, "state": "unknown", "invalid": ["hash"], "truncated": {}}
-        raw = {f: v for f, v in zip(LIVE_FIELDS, values, strict=True) if v is not None}
-        if not raw:
-            return {"id": job_id, "state": "removed"}
-        state = await job_state(ref, job_id)
+    ((values, cut_flat),) = rows
+    if cut_flat and cut_flat[0] == 0:
+        return {"id": job_id, "state": "unknown", "invalid": ["hash"], "truncated": {}}
+    raw = {f: v for f, v in zip(LIVE_FIELDS, values, strict=True) if v is not None}
+    if not raw:
+        return {"id": job_id, "state": "removed"}
     cut = {LIVE_FIELDS[i - 1]: size for i, size in zip(cut_flat[::2], cut_flat[1::2], strict=True)}
     job = job_from_hash(job_id, raw, cut)
-    job["state"] = state
+    job["state"] = _state_of(where)
+    job["dueAt"] = due_at_ms(where[_ZSET_STATES.index("delayed")])
     return job

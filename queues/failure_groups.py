@@ -130,7 +130,7 @@ async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupRepor
         for start in range(0, len(scored), _CHUNK):
             chunk = scored[start : start + _CHUNK]
             keys = [ref.job_key(job_id) for job_id, _ in chunk]
-            reply_rows = await read_capped_fields(redis, keys, 1024, _FIELDS)
+            reply_rows, _ = await read_capped_fields(redis, keys, 1024, _FIELDS)
             for (job_id, finished), (values, _cut) in zip(chunk, reply_rows, strict=True):
                 if not values or all(value is None for value in values):
                     continue  # removed since its id was read

@@ -139,3 +139,15 @@ def job_duration_ms(job: dict[str, Any]) -> int | None:
     if isinstance(start, int) and isinstance(end, int):
         return end - start
     return None
+
+
+def due_at_ms(score: Any) -> int | None:
+    """When a delayed job runs, from its score in the delayed set: BullMQ stores the due time
+    shifted left 12 bits plus a counter. The hash's ``timestamp + delay`` is that time only
+    for a job added with a delay; a retry's backoff or a changed delay counts from the move."""
+    if score is None or isinstance(score, (bool, Exception)):
+        return None
+    try:
+        return int(float(score)) >> 12
+    except (TypeError, ValueError, OverflowError):
+        return None

@@ -11,7 +11,7 @@ from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import BadParameter, QueueDataError, QueueNotFound
 from queues.fastpipe import Command
-from queues.job_fields import job_from_hash
+from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import STATES, QueueRef
 from queues.redis_errors import translate_redis_errors
 from queues.scripts import read_capped_fields
@@ -96,15 +96,17 @@ ROW_FIELDS = (
 
 
 async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
-    """Rows for ``job_ids`` (ROW_FIELDS, values over ``cap`` bytes cut) in one round trip.
-    Jobs removed since their id was read are left out."""
+    """Rows for ``job_ids`` (ROW_FIELDS, values over ``cap`` bytes cut, and ``dueAt``) in one
+    round trip. Jobs removed since their id was read are left out."""
     if not job_ids:
         return []
     redis = get_client()
     keys = [ref.job_key(job_id) for job_id in job_ids]
-    replies = await read_capped_fields(redis, keys, cap, ROW_FIELDS)
+    delayed = ref.key("delayed")
+    scores = [("ZSCORE", delayed, job_id) for job_id in job_ids]
+    replies, due_scores = await read_capped_fields(redis, keys, cap, ROW_FIELDS, scores)
     jobs = []
-    for job_id, (values, cut_flat) in zip(job_ids, replies, strict=False):
+    for job_id, (values, cut_flat), score in zip(job_ids, replies, due_scores, strict=False):
         if cut_flat and cut_flat[0] == 0:
             jobs.append(
                 {"id": job_id, "invalid": ["hash"], "error": str(cut_flat[1]), "truncated": {}}
@@ -123,6 +125,7 @@ async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[s
         }
         row = job_from_hash(job_id, raw, cut)
         del row["stacktrace"]
+        row["dueAt"] = due_at_ms(score)
         jobs.append(row)
     return jobs
 

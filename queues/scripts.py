@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,17 +27,22 @@ def script(redis: aioredis.Redis, name: str) -> AsyncScript:
 
 
 async def read_capped_fields(
-    redis: aioredis.Redis, keys: list[str], cap: int, fields: tuple[str, ...]
-) -> list[tuple[list[str | None], list[Any]]]:
+    redis: aioredis.Redis,
+    keys: list[str],
+    cap: int,
+    fields: tuple[str, ...],
+    also: Sequence[fastpipe.Command] = (),
+) -> tuple[list[tuple[list[str | None], list[Any]]], list[Any]]:
     """``fields`` of each job hash in ``keys``, values over ``cap`` bytes cut inside Redis
-    (lua/read_jobs.lua), in one round trip parsed in one pass. Per key: (values, cut list)."""
+    (lua/read_jobs.lua), in one round trip parsed in one pass. Per key: (values, cut list).
+    The replies to the commands in ``also`` come second, from the same round trip."""
     reader = script(redis, "read_jobs")
     command = ("EVALSHA", reader.sha, len(keys), *keys, cap, *fields)
-    (replies,) = await fastpipe.execute(redis, [command])
+    replies, *more = await fastpipe.execute(redis, [command, *also])
     if isinstance(replies, redis_exceptions.ResponseError) and "NOSCRIPT" in str(replies):
         await redis.script_load(reader.script)
-        (replies,) = await fastpipe.execute(redis, [command])
+        replies, *more = await fastpipe.execute(redis, [command, *also])
     if isinstance(replies, Exception):
         raise replies
     rows: list[tuple[list[str | None], list[Any]]] = replies
-    return rows
+    return rows, more

@@ -238,3 +238,47 @@ def job_duration(job: Any) -> Any:
 @register.filter
 def is_structured(value: Any) -> bool:
     return isinstance(value, (dict, list))
+
+
+@register.filter
+def due_at(job: Any) -> int | None:
+    """When a delayed job runs (ms): its delayed-set score when read, else what it was added
+    with (``timestamp + delay``)."""
+    if not isinstance(job, dict):
+        return None
+    due = job.get("dueAt")
+    if isinstance(due, int) and not isinstance(due, bool):
+        return due
+    added, delay = job.get("timestamp"), job.get("delay")
+    if isinstance(added, int) and isinstance(delay, int) and delay > 0:
+        return added + delay
+    return None
+
+
+@register.filter
+def succeeded_on(job: Any) -> str:
+    """For a completed job whose earlier attempts failed (BullMQ keeps their reason and stack
+    traces on it): "succeeded on attempt 2 of 5"; else an empty string."""
+    if not isinstance(job, dict) or job.get("state") != "completed":
+        return ""
+    if not (job.get("failedReason") or job.get("stacktrace")):
+        return ""
+    made = job.get("attemptsMade")
+    opts = job.get("opts")
+    allowed = opts.get("attempts") if isinstance(opts, dict) else None
+    attempt = f"attempt {made}" if isinstance(made, int) and made > 0 else "a later attempt"
+    if isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0:
+        attempt += f" of {allowed}"
+    return f"succeeded on {attempt}"
+
+
+@register.filter
+def dead_letter(job: Any, queue: Any) -> dict[str, Any] | None:
+    """The dead-letter envelope of a job of the dead-letter queue (``queue``: its slug or a
+    dict with one), read from the data even when a list cut it; None for other jobs."""
+    from queues.dead_letters import is_dead_letter_queue, read_envelope
+
+    slug = queue.get("slug") if isinstance(queue, dict) else queue
+    if not isinstance(job, dict) or not is_dead_letter_queue(slug):
+        return None
+    return read_envelope(job.get("data"))

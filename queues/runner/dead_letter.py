@@ -9,7 +9,7 @@ never a dead letter.
 
 A dead letter is an ordinary BullMQ job that no worker consumes (it stays ``waiting``), named
 like the original, with id ``<queue>.<job id>`` and data ``{"queue", "prefix", "jobId", "name",
-"data", "opts", "failedReason", "stacktrace", "attemptsMade", "failedAt", "worker"}``, so the
+"failedReason", "attemptsMade", "failedAt", "worker", "stacktrace", "opts", "data"}``, so the
 dashboard shows it like any other queue. :func:`replay_dead_letter` sends it back.
 """
 
@@ -57,18 +57,20 @@ def stacktrace_text(error: BaseException) -> str:
 
 
 def _entry(dead_letters: Queue, job: Job, worker: Any, reason: str, stack: str) -> Job:
+    # Small fields first: a list row reads only the first LIST_FIELD_CAP bytes of the data,
+    # and shows the reason from them however big the original job's data is.
     data = {
         "queue": worker.name,
         "prefix": worker.prefix,
         "jobId": job.id,
         "name": job.name,
-        "data": job.data,
-        "opts": {key: value for key, value in job.opts.items() if key != "jobId"},
         "failedReason": reason,
-        "stacktrace": stack,
         "attemptsMade": job.attemptsMade + 1,
         "failedAt": int(time.time() * 1000),
         "worker": worker.workerName,
+        "stacktrace": stack,
+        "opts": {key: value for key, value in job.opts.items() if key != "jobId"},
+        "data": job.data,
     }
     return Job(dead_letters, job.name, data, {"jobId": dead_letter_id(worker.name, job.id)})
 

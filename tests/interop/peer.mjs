@@ -17,7 +17,8 @@
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
-//   work            --queue Q [--fail] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
+//   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -396,6 +397,8 @@ async function work(flags) {
   const concurrency = Math.max(1, intFlag(flags, 'concurrency', 1));
   const timeoutMs = intFlag(flags, 'timeout-ms', 30000);
   const fail = flags.fail === true;
+  // --fail-attempts N: each job's first N attempts fail, later ones succeed.
+  const failAttempts = intFlag(flags, 'fail-attempts', 0);
   const progress = flags.progress === true;
   // --step-ms: report progress 25/50/75/100 with this pause between steps (a slow job to watch).
   const stepMs = intFlag(flags, 'step-ms', 0);
@@ -435,6 +438,9 @@ async function work(flags) {
           // --fail: the job's own data.error message if it has one (for mixed failures).
           throw new Error(job.data?.error ?? `job ${job.id} failed on purpose`);
         }
+        if (job.attemptsMade < failAttempts) {
+          throw new Error(`attempt ${job.attemptsMade + 1} of job ${job.id} failed on purpose`);
+        }
         if (progress) {
           await job.updateProgress({ pct: 100, stage: 'done' });
           await job.log(`finished ${job.id}`);
@@ -470,6 +476,42 @@ async function work(flags) {
   await worker.close();
   opened.splice(opened.indexOf(worker), 1);
   return { processed: finished, completed, failed };
+}
+
+// -------------------------------------------------------------- retry-later
+
+// One job whose first attempt fails and whose retry waits --backoff-ms in the delayed set.
+// --added-ms-ago backdates the job's timestamp, so that "timestamp + delay" (right for a job
+// added with a delay) is visibly not when a retry runs: BullMQ counts a backoff from the failure.
+async function retryLater(flags) {
+  const name = required(flags, 'queue');
+  const backoffMs = intFlag(flags, 'backoff-ms', 60 * 60 * 1000);
+  const agoMs = intFlag(flags, 'added-ms-ago', 0);
+  const opts = baseOptions(flags);
+  const queue = track(new Queue(name, opts));
+  const job = await queue.add(required(flags, 'name'), jsonFlag(flags, 'data', {}), {
+    attempts: 2,
+    backoff: { type: 'fixed', delay: backoffMs },
+    timestamp: Date.now() - agoMs,
+  });
+  const worker = track(
+    new Worker(
+      name,
+      async () => {
+        throw new Error('first attempt fails on purpose');
+      },
+      { ...opts, concurrency: 1 },
+    ),
+  );
+  let failedAt = 0;
+  worker.on('failed', () => {
+    failedAt = Date.now();
+  });
+  await waitFor('the retry to be delayed', async () => (await queue.getJobState(job.id)) === 'delayed', 15000);
+  await worker.close();
+  opened.splice(opened.indexOf(worker), 1);
+  const stored = await queue.getJob(job.id);
+  return { id: job.id, timestamp: stored.timestamp, delay: stored.delay, failedAt };
 }
 
 // --------------------------------------------------------------- bench-work
@@ -523,6 +565,7 @@ const COMMANDS = {
   'add-bulk': addBulk,
   'add-raw-hostile': addRawHostile,
   work,
+  'retry-later': retryLater,
   'bench-work': benchWork,
 };
 
