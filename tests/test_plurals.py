@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import html
 
 from django.test import AsyncClient
@@ -29,10 +30,16 @@ async def test_one_page_document_log() -> None:
 async def test_one_failed_job(client: AsyncClient, peer: Peer) -> None:
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "n", "--data", "{}")
     await asyncio.to_thread(peer, "work", "--queue", "mail", "--fail")
-    groups = html.unescape((await client.get("/queues/q/mail/groups/")).content.decode())
+    # The buttons and their confirmations are shown to those who may act.
+    operator = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
+    groups = html.unescape(
+        (await client.get("/queues/q/mail/groups/", headers=operator)).content.decode()
+    )
     assert "1 group from the newest 1 of 1 failed job<" in groups
     assert "Retry the 1 job of this group?" in groups
     assert "Remove the 1 job of this group?" in groups
-    page = html.unescape((await client.get("/queues/q/mail/?state=failed")).content.decode())
+    page = html.unescape(
+        (await client.get("/queues/q/mail/?state=failed", headers=operator)).content.decode()
+    )
     assert "Retry the 1 failed job of mail?" in page
     assert " 1 jobs" not in groups + page
