@@ -60,9 +60,23 @@ class Hub:
                     await layer.group_discard(group, self.channel)
 
     async def _run(self, layer: Any, channel: str) -> None:
+        failures = 0
         while True:
             raise_if_cancelled()
-            message = await layer.receive(channel)
+            try:
+                message = await layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the layer's Redis went away: wait, then join again
+                failures += 1
+                if failures == 1:
+                    log.warning("live updates: the channel layer does not deliver: %r", error)
+                await asyncio.sleep(min(5.0, 0.25 * 2 ** min(failures, 5)))
+                await self._rejoin(layer, channel)
+                continue
+            if failures:
+                log.info("live updates: the channel layer delivers again")
+                failures = 0
             group = message.get("group", "")
             members = self.members.get(group)
             if not members:
@@ -78,6 +92,15 @@ class Hub:
                     await deliver(group, text)
                 except Exception:  # one broken socket must not stop the others' updates
                     log.debug("live message not delivered", exc_info=True)
+
+    async def _rejoin(self, layer: Any, channel: str) -> None:
+        """Subscribe this process's channel to its groups again (a restarted layer Redis
+        forgot them)."""
+        for group in list(self.members):
+            try:
+                await layer.group_add(group, channel)
+            except Exception:  # still away: the next receive fails and brings us back here
+                return
 
     async def close(self) -> None:
         await cancel_and_wait(self._pump)

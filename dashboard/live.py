@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 
 from channels.layers import get_channel_layer
 
@@ -17,7 +18,9 @@ from queues.cancelling import cancel_and_wait
 from queues.follower import Follower
 from queues.live_protocol import LiveMessage, Topic
 
-_running: dict[asyncio.AbstractEventLoop, tuple[Follower, asyncio.Task[None]]] = {}
+log = logging.getLogger("bullpen.live")
+
+_running: dict[asyncio.AbstractEventLoop, tuple[Supervisor, asyncio.Task[None]]] = {}
 
 
 def group_name(topic: Topic) -> str:
@@ -37,15 +40,38 @@ async def publish(topic: Topic, message: LiveMessage) -> None:
         await layer.group_send(group, {"type": "live.message", "group": group, "payload": message})
 
 
+class Supervisor:
+    """Runs this process's follower and starts a fresh one, with backoff, if it ever ends:
+    live updates must not stop for good because of one unforeseen error."""
+
+    def __init__(self) -> None:
+        self.follower = Follower(publish)
+        self.restarts = 0
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.follower.run()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("live updates: the follower stopped; starting a new one")
+            else:
+                log.warning("live updates: the follower ended; starting a new one")
+            self.restarts += 1
+            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(self.restarts, 6)))
+            self.follower = Follower(publish)
+
+
 def ensure_started() -> Follower:
     loop = asyncio.get_running_loop()
     running = _running.get(loop)
     if running is None or running[1].done():
-        follower = Follower(publish)
-        task = loop.create_task(follower.run(), name="bullpen-live-follower")
-        running = (follower, task)
+        supervisor = Supervisor()
+        task = loop.create_task(supervisor.run(), name="bullpen-live-follower")
+        running = (supervisor, task)
         _running[loop] = running
-    return running[0]
+    return running[0].follower
 
 
 async def stop() -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions
+from redis.exceptions import ResponseError
 
 from queues import interest, live_protocol
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
@@ -81,6 +82,8 @@ class LiveSettings:
     interest_interval: float = 1.0
     block_ms: int = 1000
     lease_ttl_ms: int = 5000
+    # The reader's heartbeat to the pages: pages that miss three mark their figures stale.
+    heartbeat_interval: float = 2.0
     # While an overview is open, keys a second walked to notice new queues (new_queues.py).
     new_queue_scan_keys: int = 20000
 
@@ -128,6 +131,8 @@ class Follower:
         self.idle_since: float | None = None
         self.log_lengths: dict[interest.JobKey, int] = {}
         self.redis_ok: bool | None = None
+        self.layer_ok = True  # the channel layer took the last message
+        self._refusals: set[str] = set()  # writes Redis refused, reported once each
         self.leader = False
         self.wake = asyncio.Event()
         self.sampler = MinuteSampler()
@@ -238,6 +243,11 @@ class Follower:
             try:
                 await self._housekeep()
                 await self._send_outbox()
+            except ResponseError as error:
+                # A refused command (maxmemory, a script error): Redis itself is there.
+                self._outbox.clear()
+                self._refused("live update", error)
+                await asyncio.sleep(1)
             except REDIS_ERRORS as error:
                 self._outbox.clear()
                 self.leader = False
@@ -254,17 +264,31 @@ class Follower:
         redis = get_client()
         if self._lease is None:
             self._lease = Lease(redis, self.lease_key, self.settings.lease_ttl_ms)
-        if interest.local.changed or self._due_now("interest-publish", 5.0):
-            await interest.publish(redis, self.interest_key, self._lease.owner, interest.local)
         if self._due_now("lease", self.settings.lease_ttl_ms / 3000):
             was_leader = self.leader
             self.leader = await self._lease.acquire_or_renew()
+            if self._lease.unwritten:
+                self._refused(
+                    "lease", "Redis refuses writes; reading while no other reader is known"
+                )
+            else:
+                self._accepted("lease")
             await self._set_redis_ok(True)
             if self.leader and not was_leader:
                 log.info("live updates: this process now reads the event streams")
                 self._restart_streams()
+        if interest.local.changed or self._due_now("interest-publish", 5.0):
+            # What this process's pages watch; refused under maxmemory, when only this
+            # process's own pages are served (they count locally below).
+            try:
+                await interest.publish(redis, self.interest_key, self._lease.owner, interest.local)
+                self._accepted("interest")
+            except ResponseError as error:
+                self._refused("interest", error)
         if not self.leader:
             return
+        if self._due_now("beat", self.settings.heartbeat_interval):
+            self._emit(("status",), live_protocol.status_message(True, beat=True))
         if self._due_now("watchers", self.settings.interest_interval):
             watched = await interest.read_all(redis, self.interest_key)
             self.watched_queues, self.watched_jobs, self.overview_watched = watched
@@ -295,7 +319,11 @@ class Follower:
         await self._flush_rows()
         await self._flush_counts()
         if self._due_now("samples", 5.0):
-            await self.sampler.flush(redis, _now_ms())
+            try:
+                await self.sampler.flush(redis, _now_ms())
+                self._accepted("samples")
+            except ResponseError as error:
+                self._refused("samples", error)
         if self.watched_jobs and self._due_now("logs", self.settings.logs_interval):
             await self._flush_logs(redis)
 
@@ -319,10 +347,9 @@ class Follower:
         however busy the queues are, which is what keeps hundreds of viewers cheap."""
         outbox, self._outbox = self._outbox, {}
         for topic, messages in outbox.items():
-            if len(messages) == 1:
-                await self.publish(topic, messages[0])
-            else:
-                await self.publish(topic, live_protocol.batch_message(messages))
+            message = messages[0] if len(messages) == 1 else live_protocol.batch_message(messages)
+            if not await self._publish(topic, message):
+                return  # the channel layer is away: what is left goes stale, resent on return
 
     async def _adopt_watched(self, redis: aioredis.Redis) -> None:
         """Follow at once a watched queue created since the last full refresh."""
@@ -551,7 +578,34 @@ class Follower:
             self.last_counts.clear()
             self.estimates.clear()
             log.warning("live updates: Redis unreachable: %s", detail)
-        await self.publish(("status",), live_protocol.status_message(ok, detail))
+        await self._publish(("status",), live_protocol.status_message(ok, detail))
+
+    async def _publish(self, topic: Topic, message: LiveMessage) -> bool:
+        """Hand a message to the channel layer; its failure is the layer's, never the queues'
+        Redis's, and never ends live updates."""
+        try:
+            await self.publish(topic, message)
+        except Exception as error:  # any layer's error: in-memory, Redis, or a custom one
+            if self.layer_ok:
+                log.warning("live updates: the channel layer refused a message: %r", error)
+            self.layer_ok = False
+            return False
+        if not self.layer_ok:
+            log.info("live updates: the channel layer takes messages again")
+            self.layer_ok = True
+            self._due.pop("full", None)  # pages missed messages: send them everything
+        return True
+
+    def _refused(self, what: str, error: object) -> None:
+        """Redis refused a write (e.g. maxmemory): said once, not on every pass."""
+        if what not in self._refusals:
+            self._refusals.add(what)
+            log.warning("live updates: Redis refused the %s write: %s", what, error)
+
+    def _accepted(self, what: str) -> None:
+        if what in self._refusals:
+            self._refusals.discard(what)
+            log.info("live updates: Redis takes the %s write again", what)
 
     async def _close(self) -> None:
         await self._reset_reader()

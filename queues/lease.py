@@ -11,6 +11,7 @@ import socket
 import uuid
 
 import redis.asyncio as aioredis
+import redis.exceptions
 
 # Renew or release only a lease we still hold (compare-and-set on the owner token).
 _RENEW = """
@@ -34,16 +35,32 @@ class Lease:
         self.ttl_ms = ttl_ms
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.held = False
+        # Redis refuses writes (maxmemory): held without a written lease while nobody else
+        # holds one, so that live updates go on; several readers at worst send twice.
+        self.unwritten = False
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
 
     async def acquire_or_renew(self) -> bool:
         """True while we hold the lease; call it at least every ttl/3."""
-        if self.held:
-            self.held = bool(await self._renew(keys=[self.key], args=[self.owner, self.ttl_ms]))
-        if not self.held:
-            self.held = bool(await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms))
+        try:
+            if self.held and not self.unwritten:
+                renewed = await self._renew(keys=[self.key], args=[self.owner, self.ttl_ms])
+                self.held = bool(renewed)
+            if not self.held or self.unwritten:
+                taken = await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms)
+                self.held = bool(taken) or (self.unwritten and await self._mine_or_free())
+            self.unwritten = False
+        except redis.exceptions.ResponseError as error:
+            if "OOM" not in str(error):
+                raise
+            self.unwritten = True
+            self.held = await self._mine_or_free()
         return self.held
+
+    async def _mine_or_free(self) -> bool:
+        holder = await self.redis.get(self.key)
+        return holder is None or holder == self.owner
 
     async def release(self) -> None:
         if self.held:

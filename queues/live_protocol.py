@@ -35,6 +35,9 @@ class StatusMessage(TypedDict):
     redis: Literal["ok", "down"]
     detail: str
     at: int
+    # Sent by the reader of the event streams every few seconds while it reads: pages that
+    # stop hearing it mark their figures stale instead of saying "live".
+    beat: bool
 
 
 class ProgressUpdate(TypedDict):
@@ -122,8 +125,14 @@ def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessa
     return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
 
 
-def status_message(ok: bool, detail: str = "") -> StatusMessage:
-    return {"type": "status", "redis": "ok" if ok else "down", "detail": detail, "at": now_ms()}
+def status_message(ok: bool, detail: str = "", *, beat: bool = False) -> StatusMessage:
+    return {
+        "type": "status",
+        "redis": "ok" if ok else "down",
+        "detail": detail,
+        "at": now_ms(),
+        "beat": beat,
+    }
 
 
 def progress_message(

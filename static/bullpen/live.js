@@ -9,6 +9,11 @@
   var retry = 0;
   var redisState = "ok";
   var recovering = null;
+  // The reader of BullMQ's events sends a beat every 2 s while updates flow; a page that has
+  // not heard one for this long says its figures may be stale instead of saying "live".
+  var STALE_AFTER_MS = 7000;
+  var lastBeat = 0;
+  var stale = false;
 
   function statusEl() { return document.getElementById("live-status"); }
 
@@ -48,7 +53,7 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
     setStatus("connecting", retry ? "reconnecting…" : "connecting…");
     socket = new WebSocket(url);
-    socket.onopen = function () { retry = 0; subscribe(true); };
+    socket.onopen = function () { retry = 0; lastBeat = Date.now(); subscribe(true); };
     socket.onmessage = function (event) {
       var message;
       try { message = JSON.parse(event.data); } catch (e) { return; }
@@ -63,17 +68,40 @@
     };
   }
 
+  function markStale(on, why) {
+    var el = main();
+    document.body.classList.toggle("stale", on);
+    if (el) el.setAttribute("aria-busy", on ? "true" : "false");
+    var status = statusEl();
+    if (status) status.title = on ? why : "Live updates";
+  }
+
+  function checkBeat() {
+    if (!socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
+    var silent = Date.now() - lastBeat;
+    if (silent > STALE_AFTER_MS && !stale) {
+      stale = true;
+      setStatus("stale", "stale");
+      markStale(true, "No live update for " + Math.round(silent / 1000) + " s: the figures may be out of date");
+    }
+  }
+
   function handle(message) {
     if (message.type === "status") {
       var wasDown = redisState === "down";
+      var wasStale = stale;
       redisState = message.redis;
+      lastBeat = Date.now();
+      stale = false;
+      markStale(message.redis === "down", message.detail ? "Redis unreachable: " + message.detail : "Redis unreachable");
       if (message.redis === "down") setStatus("down", "Redis unreachable");
       else setStatus("live", "live");
+      if (message.redis === "ok" && wasStale) subscribe(true);  // read again what was missed
       if (message.redis === "ok" && main() && main().dataset.outage) recover();
       else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
-    if (redisState === "ok") setStatus("live", "live");
+    if (redisState === "ok" && !stale) setStatus("live", "live");
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") message.queues.forEach(applyCounts);
     else if (message.type === "progress") applyProgress(message);
@@ -384,6 +412,7 @@
     event.preventDefault();
     showListNow();
   });
+  setInterval(checkBeat, 1000);
   document.addEventListener("DOMContentLoaded", connect);
   document.addEventListener("htmx:afterSettle", function () { subscribe(); });
 })();
