@@ -127,6 +127,12 @@ SILENCED_SYSTEM_CHECKS = [
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # channels-redis logs a traceback every second while its Redis is away: once a minute.
+    "filters": {"once_a_minute": {"()": "dashboard.log_filters.OncePerInterval"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        name: {"filters": ["once_a_minute"]}
+        for name in ("channels_redis.pubsub", "channels_redis.core")
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }

@@ -51,9 +51,7 @@ class Lease:
                 taken = await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms)
                 self.held = bool(taken) or (self.unwritten and await self._mine_or_free())
             self.unwritten = False
-        except redis.exceptions.ResponseError as error:
-            if "OOM" not in str(error):
-                raise
+        except redis.exceptions.OutOfMemoryError:
             self.unwritten = True
             self.held = await self._mine_or_free()
         return self.held

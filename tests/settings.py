@@ -84,3 +84,14 @@ BULLPEN = {
     "READ_ACCESS": "dashboard.access.anyone",
     "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},
 }
+
+# As the standalone site: channels-redis's per-second tracebacks during an outage, once a minute.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"once_a_minute": {"()": "dashboard.log_filters.OncePerInterval"}},
+    "loggers": {
+        name: {"filters": ["once_a_minute"]}
+        for name in ("channels_redis.pubsub", "channels_redis.core")
+    },
+}

@@ -37,6 +37,7 @@ def row_of(html: str, job_id: str) -> str:
 
 
 def head_and_first_row(html: str) -> tuple[int, int]:
+    html = html[html.index('id="job-list"') :]  # the list, not the search results' table
     head = html[html.index("<thead>") : html.index("</thead>")]
     body = html[html.index("<tbody>") :]
     row = body[: body.index("</tr>")]
