@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
 
-from dashboard import fanout, live, live_render
+from dashboard import fanout, live, live_render, shared_reads
 from dashboard.access import allows, read_check
 from dashboard.params import PAGE_SIZES
 from dashboard.principal import from_scope
@@ -105,19 +105,21 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         (newer than this read, or as new: the page keeps that one)."""
         group = live.group_name(("queue", slug))
         seen = self.delivered.get(group, 0)
+        state = str(spec.get("state") or "waiting")
+        page, per_page = _whole(spec.get("page"), 1), _whole(spec.get("per_page"), 50)
+        order = "asc" if spec.get("order") == "asc" else "desc"
+        kind = self.kind
+
+        async def read() -> str:
+            found = await job_page(QueueRef.from_slug(slug), state, page, per_page, order)
+            return live_render.list_html(slug, found, kind, PAGE_SIZES)
+
         try:
-            ref = QueueRef.from_slug(slug)
-            page = await job_page(
-                ref,
-                str(spec.get("state") or "waiting"),
-                _whole(spec.get("page"), 1),
-                _whole(spec.get("per_page"), 50),
-                "asc" if spec.get("order") == "asc" else "desc",
-            )
+            key = (slug, state, page, per_page, order, kind)
+            html = await shared_reads.list_reads().get(key, read)
         except SNAPSHOT_ERRORS:
             return  # the status message says when Redis is away; a bad spec shows nothing
         if self.delivered.get(group, 0) == seen:
-            html = live_render.list_html(slug, page, self.kind, PAGE_SIZES)
             await self.send_json({"type": "list", "queue": slug, "html": html})
 
     async def _send_job(self, slug: str, job_id: str) -> None:

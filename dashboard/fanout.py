@@ -83,9 +83,12 @@ class Hub:
                 continue
             payload = message["payload"]
             texts: dict[str, str] = {}
+            variants: dict[ViewerKind, str] = {}
             for deliver, kind in list(members.items()):
                 try:
-                    key = live_render.variant(payload, kind)
+                    key = variants.get(kind)
+                    if key is None:
+                        key = variants[kind] = live_render.variant(payload, kind)
                     text = texts.get(key)
                     if text is None:
                         text = texts[key] = live_render.encode(payload, kind)

@@ -8,6 +8,8 @@ buttons) is rendered once per kind of viewer (dashboard/viewer.py), never per so
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -124,12 +126,28 @@ def _job(message: JobMessage, kind: ViewerKind) -> dict[str, Any]:
     }
 
 
+def _progress_html(scope: str, value_json: str) -> str:
+    # Workers report the same few small values over and over (25, 50, {"pct": 75, ...}).
+    if len(value_json) <= 256:
+        return _small_progress_html(scope, value_json)
+    return _render_progress(scope, json.loads(value_json))
+
+
+@functools.lru_cache(maxsize=1024)
+def _small_progress_html(scope: str, value_json: str) -> str:
+    return _render_progress(scope, json.loads(value_json))
+
+
+def _render_progress(scope: str, value: Any) -> str:
+    if scope == "queue":
+        return render_to_string("bullpen/_progress_cell.html", {"progress": value})
+    return render_to_string("bullpen/_job_progress.html", {"job": {"progress": value}})
+
+
 def _progress(message: ProgressMessage) -> dict[str, Any]:
     # A queue page swaps a row's progress cell, a job page its progress box.
     def html(value: Any) -> str:
-        if message["scope"] == "queue":
-            return render_to_string("bullpen/_progress_cell.html", {"progress": value})
-        return render_to_string("bullpen/_job_progress.html", {"job": {"progress": value}})
+        return _progress_html(message["scope"], json.dumps(value, sort_keys=True))
 
     updates = [
         {"id": update["id"], "at": update["at"], "html": html(update["progress"])}

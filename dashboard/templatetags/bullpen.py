@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from django import template
 from django.template.defaultfilters import pluralize
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
+
+from dashboard.converters import NameConverter
 
 if TYPE_CHECKING:
     from dashboard.notices import Notice
@@ -282,3 +288,35 @@ def dead_letter(job: Any, queue: Any) -> dict[str, Any] | None:
     if not isinstance(job, dict) or not is_dead_letter_queue(slug):
         return None
     return read_envelope(job.get("data"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _job_url_head(urlconf: str | None, script_prefix: str, slug: str) -> str:
+    url = reverse("bullpen:job", args=[slug, "0"], urlconf=urlconf)
+    return url[: -len("0/")]
+
+
+@register.simple_tag
+def job_url(slug: str, job_id: Any) -> str:
+    """``{% url 'bullpen:job' slug id %}`` for list rows, without resolving the route for every
+    row: the queue's part is reversed once, the id is escaped as the route's converter and
+    Django's reverse() escape it."""
+    head = _job_url_head(get_urlconf(), get_script_prefix(), slug)
+    return head + quote(NameConverter().to_url(str(job_id)), safe=RFC3986_SUBDELIMS + "/~:@") + "/"
+
+
+def _plain_number(value: float, places: int) -> str:
+    """A number with at most ``places`` decimals and no trailing zeros, as floatformat:-N
+    writes it, without the locale lookups (this runs for every live progress update)."""
+    text = f"{value:.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+@register.filter
+def percent_value(value: float) -> str:
+    return _plain_number(value, 2)
+
+
+@register.filter
+def percent_text(value: float) -> str:
+    return f"{round(value):d}"
