@@ -12,7 +12,7 @@ from django.http import HttpRequest
 
 from dashboard import live
 from dashboard.guards import mutation_view
-from dashboard.params import duration_ms, whole_number
+from dashboard.params import MAX_ID, duration_ms, milliseconds, text, whole_number
 from queues.actions import job_actions, queue_actions
 from queues.actions.result import ActionResult
 from queues.discovery import known
@@ -22,6 +22,8 @@ from queues.live_protocol import bulk_message
 
 MAX_BULK = 1000
 DEFAULT_GRACE = "1 h"
+MAX_CLEAN_LIMIT = 1_000_000_000  # jobs one clean may remove (0: no limit)
+MAX_PRIORITY = 2_097_152  # BullMQ's highest priority
 
 
 def params(request: HttpRequest) -> dict[str, Any]:
@@ -93,7 +95,7 @@ async def duplicate_job(request: HttpRequest, queue: str, job_id: str) -> Action
 
 @mutation_view("priority")
 async def change_priority(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
-    priority = whole_number(params(request), "priority")
+    priority = whole_number(params(request), "priority", low=0, high=MAX_PRIORITY)
     return await job_actions.change_priority(await queue_ref(queue), job_id, priority)
 
 
@@ -110,7 +112,7 @@ def _progress_publisher(ref: QueueRef, action: str) -> queue_actions.Progress:
 @mutation_view("retry-all")
 async def retry_all(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
-    state = str(params(request).get("state") or "failed")
+    state = text(params(request), "state") or "failed"
     return await queue_actions.retry_all(ref, state, _progress_publisher(ref, "retry-all"))
 
 
@@ -123,10 +125,9 @@ async def promote_all(request: HttpRequest, queue: str) -> ActionResult:
 @mutation_view("clean")
 async def clean(request: HttpRequest, queue: str) -> ActionResult:
     values = params(request)
-    state = str(values.get("state") or "")
-    return await queue_actions.clean(
-        await queue_ref(queue), state, _grace_ms(values), whole_number(values, "limit", 0)
-    )
+    state = text(values, "state")
+    limit = whole_number(values, "limit", 0, low=0, high=MAX_CLEAN_LIMIT)
+    return await queue_actions.clean(await queue_ref(queue), state, _grace_ms(values), limit)
 
 
 def _grace_ms(values: dict[str, Any]) -> int:
@@ -135,7 +136,7 @@ def _grace_ms(values: dict[str, Any]) -> int:
     if len(given) == 2:
         raise BadParameter("Give grace or grace_ms, not both")
     if given == ["grace_ms"]:
-        return whole_number(values, "grace_ms")
+        return milliseconds(values, "grace_ms")
     return duration_ms(values, "grace", DEFAULT_GRACE)
 
 
@@ -157,7 +158,7 @@ async def empty(request: HttpRequest, queue: str) -> ActionResult:
 @mutation_view("obliterate")
 async def obliterate(request: HttpRequest, queue: str) -> ActionResult:
     # The page asks the user to type the name (htmx sends it as HX-Prompt).
-    confirm = str(params(request).get("confirm") or request.headers.get("HX-Prompt") or "")
+    confirm = text(params(request), "confirm") or request.headers.get("HX-Prompt") or ""
     return await queue_actions.obliterate(await queue_ref(queue), confirm)
 
 
@@ -166,10 +167,7 @@ async def add_job(request: HttpRequest, queue: str) -> ActionResult:
     values = params(request)
     opts = _json_value(values, "opts", {}) or {}
     return await queue_actions.add_job(
-        await queue_ref(queue),
-        str(values.get("name") or ""),
-        _json_value(values, "data", {}),
-        opts,
+        await queue_ref(queue), text(values, "name"), _json_value(values, "data", {}), opts
     )
 
 
@@ -188,7 +186,7 @@ BULK_ACTIONS = {
 @mutation_view("bulk")
 async def bulk(request: HttpRequest, queue: str) -> ActionResult:
     values = params(request)
-    action = str(values.get("action") or "")
+    action = text(values, "action")
     act = BULK_ACTIONS.get(action)
     if act is None:
         raise BadParameter(f"action must be one of: {', '.join(BULK_ACTIONS)}")
@@ -197,6 +195,8 @@ async def bulk(request: HttpRequest, queue: str) -> ActionResult:
         ids = [part for part in ids.split(",") if part]
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise BadParameter("ids must be a non-empty list of job ids")
+    if any(len(i) > MAX_ID for i in ids):
+        raise BadParameter(f"a job id has at most {MAX_ID} characters")
     if len(ids) > MAX_BULK:
         raise BadParameter(f"at most {MAX_BULK} jobs at once")
     return await job_actions.each_job(await queue_ref(queue), ids, f"bulk-{action}", act)

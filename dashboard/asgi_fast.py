@@ -23,6 +23,7 @@ from dashboard.converters import NameConverter
 from dashboard.guards import status_of
 from queues.errors import BullpenError
 from queues.jsontext import dumps
+from queues.redis_errors import translate_redis_errors
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -54,7 +55,8 @@ class FastReadAPI:
             return
         handler, args = route
         try:
-            body: Any = await handler(*args)
+            async with translate_redis_errors():  # as the views' guard does
+                body: Any = await handler(*args)
             status = 200
         except BullpenError as error:
             body, status = {"error": str(error)}, status_of(error)

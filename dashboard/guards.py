@@ -23,6 +23,7 @@ from queues.errors import (
     BullpenError,
     Conflict,
     JobNotFound,
+    OutcomeUnknown,
     QueueDataError,
     QueueNotFound,
     RedisUnavailable,
@@ -184,11 +185,15 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 await done(403, refusal)
                 return json_error(refusal, 403)
             try:
-                result = await act(request, *args, **kwargs)
+                async with translate_redis_errors():
+                    result = await act(request, *args, **kwargs)
             except BullpenError as error:
                 status = status_of(error)
-                await done(status, str(error))
-                return json_error(str(error), status)
+                message = str(error)
+                if isinstance(error, OutcomeUnknown):
+                    message = error.describe(action, str(job_id) if job_id else None)
+                await done(status, message)
+                return json_error(message, status)
             forget_shared(result.queue or queue)  # the failed tab shows what the action did
             await done(200, result=result)
             response = JsonResponse(result.as_json())

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from dashboard.actions_api import params, queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
-from dashboard.params import whole_number
+from dashboard.params import text, whole_number
 from dashboard.viewer import can_act_on, viewer_kind
 from queues.actions import job_actions
 from queues.actions.result import ActionResult
@@ -18,11 +18,14 @@ from queues.alerts import evaluate
 from queues.counts import summaries
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
-from queues.failure_groups import failure_groups, shared_failure_groups
+from queues.failure_groups import MAX_BUDGET, failure_groups, shared_failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
 from queues.recent import finished_since
 from queues.workers import by_process, list_workers
+
+# A failure group's signature: a reason (300 characters at most) and a stack frame.
+SIGNATURE_LENGTH = 10_000
 
 
 async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
@@ -36,7 +39,7 @@ async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
 
 @api_view
 async def find_api(request: HttpRequest) -> JsonResponse:
-    job_id = request.GET.get("id", "")
+    job_id = text(request.GET, "id")
     matches = await find_job(job_id)
     return JsonResponse(
         {
@@ -53,8 +56,11 @@ async def find_api(request: HttpRequest) -> JsonResponse:
 async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
     ref = await queue_ref(queue)
     # A caller's own budget gets a scan of its own; pages share the default one's report.
-    budget = whole_number(request.GET, "budget", 0)
-    report = await (failure_groups(ref, budget) if budget else shared_failure_groups(ref))
+    if request.GET.get("budget", "") == "":
+        report = await shared_failure_groups(ref)
+    else:
+        budget = whole_number(request.GET, "budget", low=1, high=MAX_BUDGET)
+        report = await failure_groups(ref, budget)
     return JsonResponse(report.as_json())
 
 
@@ -87,14 +93,14 @@ async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
 @mutation_view("retry-group")
 async def retry_group(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
-    ids = await _group_ids(ref, str(params(request).get("signature") or ""))
+    ids = await _group_ids(ref, text(params(request), "signature", longest=SIGNATURE_LENGTH))
     return await job_actions.each_job(ref, ids, "retry-group", job_actions.retry_job)
 
 
 @mutation_view("remove-group")
 async def remove_group(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
-    ids = await _group_ids(ref, str(params(request).get("signature") or ""))
+    ids = await _group_ids(ref, text(params(request), "signature", longest=SIGNATURE_LENGTH))
     return await job_actions.each_job(ref, ids, "remove-group", job_actions.remove_job)
 
 

@@ -2,21 +2,76 @@
 
 redis-py's asyncio connections belong to the loop that opened them. Daphne runs one loop, so
 a deployment has one pool; tests and management commands that start their own loops get theirs.
+
+Connections heal: a pooled connection that Redis closed (a restart, ``CLIENT KILL``) or that
+sat idle is checked before it is used, and a read that meets a broken connection is sent again
+on a fresh one, with backoff. Writes are another matter: see :mod:`queues.write_once`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from queues.conf import get_config
+
+T = TypeVar("T")
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
     weakref.WeakKeyDictionary()
 )
+
+# A read that meets a broken connection is sent again: 50 ms, 100 ms, ... up to 1 s apart,
+# for at most 2.5 s, long enough for a restarting Redis to answer again. Only connection
+# errors: a read that timed out has already waited REDIS_TIMEOUT, and waiting again would only
+# delay the 503. (BusyLoadingError, Redis loading its data after a restart, is one of them.)
+READ_RETRIES = 6
+RETRY_FOR_S = 2.5
+# An idle pooled connection is pinged before its next command after this many seconds: a
+# connection whose peer vanished without closing it (a failover, a dropped NAT entry) fails
+# the PING, not the command.
+HEALTH_CHECK_INTERVAL = 5
+
+
+class BoundedRetry(Retry):
+    """redis-py's :class:`Retry`, that also stops retrying ``for_s`` seconds after a call began.
+
+    redis-py nests its retries (a retried command reconnects with the same policy), which would
+    multiply the wait while Redis is down; a deadline per call keeps the whole under ~2x it.
+    """
+
+    def __init__(self, backoff: ExponentialBackoff, retries: int, for_s: float) -> None:
+        super().__init__(backoff, retries, supported_errors=(RedisConnectionError,))
+        self.for_s = for_s
+
+    async def call_with_retry(
+        self,
+        do: Callable[[], Awaitable[T]],
+        fail: Callable[..., Any],
+        is_retryable: Callable[[Exception], bool] | None = None,
+        with_failure_count: bool = False,
+    ) -> T:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.for_s
+
+        def retryable(error: Exception) -> bool:
+            return loop.time() < deadline and (is_retryable is None or is_retryable(error))
+
+        return await super().call_with_retry(do, fail, retryable, with_failure_count)
+
+
+def read_retry() -> BoundedRetry:
+    """The retry policy for reads (and for connecting, which is always safe to repeat); never
+    longer than REDIS_TIMEOUT, the wait a request is promised before its 503."""
+    for_s = min(RETRY_FOR_S, float(get_config()["REDIS_TIMEOUT"]))
+    return BoundedRetry(ExponentialBackoff(cap=1.0, base=0.025), READ_RETRIES, for_s)
 
 
 def client_options(*, blocking: bool = False) -> dict[str, Any]:
@@ -32,7 +87,9 @@ def client_options(*, blocking: bool = False) -> dict[str, Any]:
         "socket_connect_timeout": timeout,
         # Blocking reads (XREAD BLOCK, worker waits) must not be cut by the socket timeout.
         "socket_timeout": None if blocking else timeout,
-        "health_check_interval": 30,
+        "health_check_interval": HEALTH_CHECK_INTERVAL,
+        "retry": read_retry(),
+        "retry_on_error": [],
     }
 
 
@@ -42,7 +99,7 @@ def new_client(*, blocking: bool = False) -> aioredis.Redis:
 
 
 def get_client() -> aioredis.Redis:
-    """The shared client for the running event loop."""
+    """The shared client for the running event loop: reads, and writes safe to repeat."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:

@@ -29,3 +29,13 @@ class QueueDataError(BullpenError):
 
 class RedisUnavailable(BullpenError):
     """Redis could not be reached or answered with an error."""
+
+
+class OutcomeUnknown(RedisUnavailable):
+    """The connection to Redis broke after a change was sent: it may or may not have been
+    applied. Never retried blindly: whoever asked must look before asking again."""
+
+    def describe(self, action: str, job_id: str | None = None) -> str:
+        what = f"{action} of job {job_id}" if job_id else action
+        look = "the job" if job_id else "the queue"
+        return f"The outcome of {what} is unknown: {self}. Check {look} before trying again."

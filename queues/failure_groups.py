@@ -17,13 +17,15 @@ from queues import fastpipe
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
-from queues.errors import QueueNotFound
+from queues.errors import BadParameter, QueueNotFound
 from queues.jsontext import loads
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 from queues.scripts import read_capped_fields
 
 _CHUNK = 500
+# A caller's own budget: up to this many failed jobs read (about 1 KB each).
+MAX_BUDGET = 100_000
 _FIELDS = ("failedReason", "stacktrace", "name")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HEX = re.compile(r"\b(?:0x)?[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b0x[0-9a-f]+\b", re.I)
@@ -109,7 +111,10 @@ class GroupReport:
 
 
 async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupReport:
-    budget = int(budget or get_config().get("FAILURE_GROUP_BUDGET", 10_000))
+    if budget is None:
+        budget = int(get_config().get("FAILURE_GROUP_BUDGET", 10_000))
+    elif not 1 <= budget <= MAX_BUDGET:
+        raise BadParameter(f"budget must be between 1 and {MAX_BUDGET}")
     redis = get_client()
     async with translate_redis_errors():
         if not await known(ref):

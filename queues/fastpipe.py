@@ -6,6 +6,11 @@ sent by redis-py on one of its pooled connections (so TLS, ACL auth and the data
 business), and the replies are read in bulk by a hiredis Reader: ~0.4 ms for the same work.
 Replies that are errors come back as exception objects in the list, like
 ``pipeline.execute(raise_on_error=False)``.
+
+Only for reads, so that a batch may be sent again: the connection is checked before it is used
+(connection_check.py), and a batch whose connection broke is sent again on a fresh one, with
+the client's retry policy (backoff, a bounded wait). A batch that timed out is not: Redis had
+its chance.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from queues.conf import get_config
+from queues.connection_check import make_usable
 
 Command = Sequence[Any]
 _READ_SIZE = 1 << 16
@@ -28,22 +34,43 @@ _READ_SIZE = 1 << 16
 async def execute(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
     if not commands:
         return []
+    retry = client.get_retry()
+    if retry is None:
+        return await _once(client, commands)
+    return list(await retry.call_with_retry(lambda: _once(client, commands), _nothing))
+
+
+async def _once(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
     pool = client.connection_pool
     connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-    stream = getattr(connection, "_reader", None)
     try:
+        await make_usable(connection)
+        stream = getattr(connection, "_reader", None)
         if stream is None:  # a connection type without a stream: take the ordinary path
             return await _ordinary(client, commands)
         await connection.send_packed_command(pack(tuple(map(tuple, commands))), check_health=False)
-        # asyncio.timeout, not wait_for, which can swallow a cancel on Python 3.11.
-        async with asyncio.timeout(float(get_config()["REDIS_TIMEOUT"])):
-            return await _read_replies(stream, len(commands))
+        timeout = float(get_config()["REDIS_TIMEOUT"])
+        try:
+            # asyncio.timeout, not wait_for, which can swallow a cancel on Python 3.11.
+            async with asyncio.timeout(timeout):
+                replies = await _read_replies(stream, len(commands))
+        except TimeoutError:
+            raise redis.exceptions.TimeoutError(f"no answer from Redis in {timeout:g} s") from None
+        # It answered: no health check needed for a while (as redis-py's own reads record).
+        connection.next_health_check = (
+            asyncio.get_running_loop().time() + connection.health_check_interval
+        )
+        return replies
     except BaseException:
         # A half-read connection must never be reused: its replies would answer someone else.
         await connection.disconnect()
         raise
     finally:
         await pool.release(connection)
+
+
+async def _nothing(error: Exception) -> None:
+    return None  # the connection was closed where it broke
 
 
 def _bulk(arg: Any) -> bytes:

@@ -17,6 +17,8 @@ from queues.redis_errors import translate_redis_errors
 from queues.scripts import read_capped_fields
 
 Order = Literal["asc", "desc"]
+# Beyond this a page number is a slip (and its offset would overflow Redis' range arguments).
+MAX_PAGE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ def validate_page(state: str, page: int, per_page: int, order: str) -> None:
         raise BadParameter(f"Unknown state {state!r}; use one of: {', '.join(STATES)}")
     if page < 1:
         raise BadParameter("page must be 1 or more")
+    if page > MAX_PAGE:
+        raise BadParameter(f"page must be at most {MAX_PAGE}")
     low, high = int(config["MIN_PAGE_SIZE"]), int(config["MAX_PAGE_SIZE"])
     if not low <= per_page <= high:
         raise BadParameter(f"per_page must be between {low} and {high}")

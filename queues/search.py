@@ -28,6 +28,8 @@ from queues.keys import STATES, QueueRef
 from queues.listing import fetch_jobs
 from queues.redis_errors import translate_redis_errors
 
+# Jobs one search may read, whatever it asks for.
+MAX_BUDGET = 1_000_000
 _FIELD_QUERY = re.compile(r"^data((?:\.[\w-]+)+)\s*(==|=)\s*(.+)$")
 
 
@@ -110,7 +112,7 @@ async def search(
         raise BadParameter(f"Unknown state {state!r}")
     query = parse_query(raw_query)
     config = get_config()
-    budget = min(int(budget or config.get("SEARCH_BUDGET", 100_000)), 1_000_000)
+    budget = min(int(budget or config.get("SEARCH_BUDGET", 100_000)), MAX_BUDGET)
     cap = int(config.get("SEARCH_FIELD_CAP", 16384))
     redis = get_client()
     suffix, kind = STATES[state]

@@ -19,9 +19,13 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """``redis-server`` with no persistence; ``stop()``/``start()`` keep the same port."""
+    """``redis-server`` with no persistence; ``stop()``/``start()`` keep the same port.
 
-    def __init__(self, port: int | None = None) -> None:
+    With ``appendonly`` every write is on disk first, so that a restart keeps the data, as a
+    production Redis restarting does.
+    """
+
+    def __init__(self, port: int | None = None, *, appendonly: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError(
@@ -31,6 +35,7 @@ class RedisServer:
         self.binary = binary
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="bullpen-redis-"))
+        self.appendonly = appendonly
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -48,7 +53,9 @@ class RedisServer:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "always",
                 "--dir",
                 str(self.dir),
             ],

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 import pytest
+import redis.exceptions
 from django.test import AsyncClient, override_settings
 
+from dashboard.asgi_fast import FastReadAPI
+from queues.redis_errors import reason
 from tests.conftest import Peer
 from tests.redis_server import free_port
+
+AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 
 
 @pytest.fixture
@@ -32,6 +39,74 @@ async def test_bad_parameters_are_400(
     client: AsyncClient, queue: str, query: str, message: str
 ) -> None:
     response = await client.get(f"/queues/api/queues/{queue}/jobs/?{query}")
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("failure-groups/?budget=100000000000000000000", "budget must be between 1 and 100000"),
+        ("failure-groups/?budget=-100000000000000000000", "budget must be between 1 and 100000"),
+        ("failure-groups/?budget=-5", "budget must be between 1 and 100000"),
+        ("failure-groups/?budget=0", "budget must be between 1 and 100000"),
+        ("jobs/?page=100000000000000000000", "page must be at most 1000000"),
+        ("jobs/?page=" + "9" * 5000, "page must be a whole number"),
+        ("search/?q=x&budget=-1", "budget must be between 1 and 1000000"),
+        ("search/?q=x&max_matches=1e9", "max_matches must be a whole number between 1 and"),
+        ("search/?q=" + "x" * 3000, "q is too long (at most 2000 characters)"),
+    ],
+)
+async def test_out_of_range_parameters_are_400(
+    client: AsyncClient, queue: str, path: str, message: str
+) -> None:
+    response = await client.get(f"/queues/api/queues/{queue}/{path}")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert message in response.json()["error"]
+
+
+async def test_the_fast_path_answers_bad_parameters_with_400(queue: str) -> None:
+    async def django(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("the fast path answers this route itself")
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": f"/queues/api/queues/{queue}/jobs/",
+        "query_string": b"page=100000000000000000000",
+        "headers": [(b"host", b"testserver")],
+    }
+    await FastReadAPI(django)(scope, receive, send)
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"]) == {"error": "page must be at most 1000000"}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("path", "data", "message"),
+    [
+        ("jobs/1/priority/", {"priority": "1e30"}, "priority must be a whole number between 0"),
+        ("jobs/1/priority/", {"priority": "9" * 30}, "priority must be between 0 and 2097152"),
+        ("clean/", {"state": "completed", "limit": "-1"}, "limit must be between 0 and"),
+        ("clean/", {"state": "completed", "grace_ms": "9" * 30}, "grace_ms must be between 0"),
+        ("add/", {"name": "x", "opts": '{"delay": "soon"}'}, "delay must be a whole number"),
+        ("add/", {"name": "x" * 2000}, "name is too long (at most 1024 characters)"),
+        ("bulk/", {"action": "retry", "ids": "x" * 2000}, "a job id has at most 1024 characters"),
+    ],
+)
+async def test_out_of_range_action_parameters_are_400(
+    client: AsyncClient, queue: str, path: str, data: dict[str, str], message: str
+) -> None:
+    response = await client.post(f"/queues/api/queues/{queue}/{path}", data, headers=AUTH)
     assert response.status_code == 400
     assert message in response.json()["error"]
 
@@ -77,7 +152,8 @@ async def test_redis_unreachable_is_503(
         ):
             response = await client.get(path)
             assert response.status_code == 503, path
-            assert "Redis is unreachable" in response.json()["error"]
+            why = response.json()["error"].removeprefix("Redis is unreachable: ")
+            assert why.strip() and why != response.json()["error"]
         page = await client.get("/queues/")
         assert page.status_code == 503
         assert "Redis is unreachable" in page.content.decode()
@@ -92,3 +168,10 @@ async def test_new_queue_is_found_between_scans(
         # The cached overview list lags, but the queue's own pages work at once.
         response = await client.get("/queues/api/queues/late/jobs/")
         assert response.status_code == 200 and response.json()["total"] == 1
+
+
+def test_a_reason_is_never_empty() -> None:
+    assert reason(TimeoutError()) == "no answer in time"
+    assert reason(redis.exceptions.ConnectionError()) == "the connection was closed"
+    assert reason(OSError()) == "OSError"
+    assert reason(redis.exceptions.ConnectionError("refused")) == "refused"

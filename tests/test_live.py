@@ -201,6 +201,24 @@ async def test_bad_watch_messages_get_errors(socket: WebsocketCommunicator) -> N
     assert error["error"] == "unknown watch"
 
 
+async def test_frames_that_are_not_json_get_errors_and_the_socket_stays(
+    socket: WebsocketCommunicator,
+) -> None:
+    await wait_for(socket, lambda m: m["type"] == "status")
+    for frame, said in [
+        ({"text_data": "{not json"}, "does not parse"),
+        ({"text_data": "[" * 100_000}, "does not parse"),
+        ({"text_data": " "}, "does not parse"),
+        ({"bytes_data": b"\x00\xff"}, "not binary"),
+    ]:
+        await socket.send_to(**frame)
+        error, _ = await wait_for(socket, lambda m: m["type"] == "error")
+        assert said in error["error"]
+    # Still open, still serving.
+    await socket.send_json_to({"watch": "overview"})
+    await wait_for(socket, lambda m: m["type"] == "counts")
+
+
 async def test_live_messages_go_out_beneath_the_session_middleware() -> None:
     # The stack every host wraps the route in (AuthMiddlewareStack includes it) hands the
     # consumer a send that inspects the session on every message; live messages skip it.

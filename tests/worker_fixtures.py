@@ -72,6 +72,40 @@ async def chaos_job(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {"ok": True}
 
 
+# Locks that outlast a Redis restart of a few seconds; stall checks every second.
+RESTART_SAFE = QueueOptions(
+    lock_duration_ms=10_000, stalled_interval_ms=1000, max_stalled_count=3, attempts=3
+)
+
+
+def _note(path: Path, line: str) -> None:
+    with path.open("a") as out:  # one short append: whole lines, whatever runs beside
+        out.write(line + "\n")
+
+
+async def deliver(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """Work done outside Redis, as a webhook's POST: a line in a file, then a log line."""
+    lines = Path(payload["lines"])
+    _note(lines, f"started {ctx.job_id}")
+    await asyncio.sleep(float(payload.get("sleep", 1.0)))
+    _note(lines, f"delivered {ctx.job_id}")
+    if payload.get("log", True):
+        await ctx.log("delivered")
+    return {"delivered": True}
+
+
+job_handler("proc-deliver", RESTART_SAFE, concurrency=5)(deliver)
+# The same with a 2 s lock: a Redis outage outlasts it.
+job_handler("proc-deliver-brief", RESTART_SAFE.with_changes(lock_duration_ms=2000))(deliver)
+
+
+def lines_of(path: Path, kind: str) -> list[str]:
+    """The job ids of ``deliver``'s lines of one kind, in order."""
+    if not path.exists():
+        return []
+    return [line.split()[1] for line in path.read_text().splitlines() if line.startswith(kind)]
+
+
 # ------------------------------------------------------------------------- fixtures
 
 

@@ -1,7 +1,9 @@
 """bullmq ``Queue`` objects for the running event loop, on a client of their own.
 
 A bullmq Queue is bound to the loop that created it; it is cheap to keep one per queue.
-The client is not the readers' shared one, so closing bullmq objects can never close it.
+The client is not the readers' shared one, so closing bullmq objects can never close it, and
+it sends each write at most once (queues/write_once.py): an action whose connection broke after
+it was sent is reported as of unknown outcome, never applied twice.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import weakref
 import redis.asyncio as aioredis
 from bullmq import Queue
 
-from queues.connection import new_client
 from queues.keys import QueueRef
+from queues.write_once import write_once_client
 
 _handles: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, tuple[aioredis.Redis, dict[QueueRef, Queue]]
@@ -24,7 +26,7 @@ def bullmq_queue(ref: QueueRef) -> Queue:
     loop = asyncio.get_running_loop()
     entry = _handles.get(loop)
     if entry is None:
-        entry = (new_client(), {})
+        entry = (write_once_client(), {})
         _handles[loop] = entry
     client, queues = entry
     queue = queues.get(ref)

@@ -10,7 +10,7 @@ from bullmq import Job
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import bullmq_queue
 from queues.actions.result import ActionResult
-from queues.errors import BadParameter, BullpenError, Conflict, JobNotFound
+from queues.errors import BadParameter, BullpenError, Conflict, JobNotFound, OutcomeUnknown
 from queues.keys import QueueRef
 
 RETRYABLE = ("failed", "completed")
@@ -106,6 +106,8 @@ async def each_job(
         try:
             await act(ref, job_id)
             outcome[job_id] = "ok"
+        except OutcomeUnknown as error:
+            outcome[job_id] = error.describe(action, job_id)
         except BullpenError as error:
             outcome[job_id] = str(error)
     done = [job_id for job_id, text in outcome.items() if text == "ok"]

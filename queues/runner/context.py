@@ -9,10 +9,13 @@ the update.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bullmq import Job
+
+from queues.runner.settle import until_recorded
 
 Progress = int | float | dict[str, Any]
 
@@ -30,10 +33,24 @@ class JobContext:
     job: Job
 
     async def progress(self, value: Progress) -> None:
-        await self.job.updateProgress(value)
+        await self._while_locked(lambda: self.job.updateProgress(value))
 
     async def log(self, line: str) -> None:
-        await self.job.log(line)
+        await self._while_locked(lambda: self.job.log(line))
+
+    async def _while_locked(self, call: Callable[[], Awaitable[Any]]) -> None:
+        # A Redis restart while the handler runs must not fail the job, which would run its
+        # work again: the update is retried while the job's lock lasts. (A log line may then
+        # be written twice; progress is the same value again.)
+        worker = self.job.queue
+        lock_s = float(getattr(worker, "opts", {}).get("lockDuration", 30_000)) / 1000
+        fallback = asyncio.get_running_loop().time() + lock_s
+        lock_until = getattr(worker, "lock_until", None)
+
+        def until() -> float:
+            return float(lock_until(self.job_id, fallback)) if lock_until else fallback
+
+        await until_recorded(call, until)
 
 
 class SyncJobContext:

@@ -25,12 +25,12 @@ from bullmq import Job, Queue
 from bullmq.scripts import raw2NextJobData
 from redis.exceptions import WatchError
 
-from queues.connection import new_client
 from queues.dead_letters import dead_letter_ref
 from queues.errors import Conflict, JobNotFound, QueueDataError
 from queues.keys import QueueRef
 from queues.runner.job_ids import business_job_id
 from queues.runner.queue_handles import bullmq_queue
+from queues.write_once import write_once_client
 
 # Job options a replayed job keeps; ids, delays, repeat and parent links belong to the original.
 _REPLAY_OPTS = (
@@ -164,7 +164,7 @@ async def replay_dead_letter(
     (no such dead letter) or Conflict (the original is not failed any more: waiting, active...).
     """
     ref = dead_letters or dead_letter_ref()
-    client = new_client()
+    client = write_once_client()  # a replay is an action: sent once, never applied twice
     try:
         dead_queue = bullmq_queue(client, ref)
         entry = await Job.fromId(dead_queue, dead_letter_id)

@@ -5,7 +5,8 @@
 
 Events: ``added``, ``active``, ``completed``, ``failed`` (``final`` says whether it was the last
 attempt, ``retry_in_ms`` when it was not), ``dead-lettered``, ``deferred`` (per-tenant limit),
-``stalled``, ``abandoned`` (still running when the shutdown timeout ended), ``error``, and the
+``stalled``, ``abandoned`` (left active at shutdown: ``why`` says whether it was still running
+at the deadline or its end could not be recorded), ``error``, and the
 runner's own ``started`` / ``stop`` / ``draining`` / ``stopped``.
 
 Embedded in a site, events go through the ``bullpen.worker`` logger like any other log.

@@ -17,10 +17,16 @@ task reads the replies through redis-py's ``read_response``.
 
 Commands that block (the worker's wait for jobs), and the rare ones with special decoding
 options, take a pooled connection as usual; so do pipelines and transactions. Replies follow
-the order of the commands, as on any single Redis connection. A lost connection fails the
-commands in flight (redis-py would retry them once, which for a Lua script that may already
-have run is not safe either); the next command reconnects. The client's socket timeout bounds
+the order of the commands, as on any single Redis connection. The client's socket timeout bounds
 the wait for each reply, as redis-py's does.
+
+Connections heal. The connection's protocol learns at once when Redis closes it (a restart),
+and the next command reconnects. A command that could not be written (Redis still away) is
+tried again with the client's retry policy: nothing was sent. A command in flight when the
+connection broke is tried again only if it changes nothing (queues/write_once.py says which);
+a write fails with ``WriteOutcomeUnknown``, since Redis may have run it: the worker decides,
+knowing what the write was (BullMQ's finishing scripts check the job's lock, so the worker
+can repeat them).
 """
 
 from __future__ import annotations
@@ -34,9 +40,12 @@ import redis.asyncio as aioredis
 from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.asyncio.connection import AbstractConnection
 from redis.client import EMPTY_RESPONSE, NEVER_DECODE
+from redis.exceptions import BusyLoadingError, InvalidResponse, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import InvalidResponse, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from queues.connection import read_retry
+from queues.write_once import WriteOutcomeUnknown, is_safe
 
 # Commands that may hold the connection: they get a pooled one of their own.
 BLOCKING = frozenset(
@@ -174,6 +183,14 @@ class _Replies(asyncio.Protocol):
         self.fail(RedisTimeoutError(f"Timeout reading from {host}"))
 
 
+def _retryable(error: Exception) -> bool:
+    return not isinstance(error, WriteOutcomeUnknown)
+
+
+async def _nothing(error: Exception) -> None:
+    return None  # the next attempt reconnects
+
+
 def _fail(pending: deque[asyncio.Future[Any]], error: BaseException) -> None:
     while pending:
         future = pending.popleft()
@@ -195,6 +212,7 @@ class MultiplexedRedis(aioredis.Redis):
         self._reader: asyncio.Task[None] | None = None
         timeout = self.connection_pool.connection_kwargs.get("socket_timeout")
         self._timeout: float | None = float(timeout) if timeout else None
+        self._heal = read_retry()
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         name = args[0]
@@ -205,6 +223,18 @@ class MultiplexedRedis(aioredis.Redis):
             or EMPTY_RESPONSE in options
         ):
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        try:
+            return await self._multiplexed(args, options)
+        except WriteOutcomeUnknown:
+            raise
+        except RedisConnectionError:
+            # Not sent, or safe to send again: the rest of the attempts, with backoff.
+            return await self._heal.call_with_retry(
+                lambda: self._multiplexed(args, options), _nothing, is_retryable=_retryable
+            )
+
+    async def _multiplexed(self, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
+        name = args[0]
         replies = self._replies
         if replies is None or replies.lost:
             conn = self._conn
@@ -230,7 +260,16 @@ class MultiplexedRedis(aioredis.Redis):
             self._pending.append(future)
             if self._reader is None:
                 self._reader = asyncio.ensure_future(self._read(conn))
-        reply = await future
+        try:
+            reply = await future
+        except BusyLoadingError:
+            raise  # refused while Redis loads its data: not run
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            if is_safe(args):
+                raise
+            raise WriteOutcomeUnknown(
+                f"the connection to Redis broke after {name} was sent ({error})"
+            ) from error
         callback = self.response_callbacks.get(name)
         if callback is not None:
             options.pop("keys", None)
@@ -253,7 +292,8 @@ class MultiplexedRedis(aioredis.Redis):
         if old is not None:
             await old.disconnect(nowait=True)
         conn: AbstractConnection = self.connection_pool.make_connection()  # type: ignore[no-untyped-call]
-        await conn.connect()  # type: ignore[no-untyped-call]  # AUTH, SELECT, CLIENT SETNAME
+        # AUTH, SELECT, CLIENT SETNAME; one attempt: execute_command retries with backoff.
+        await conn.connect_check_health(check_health=True, retry_socket_connect=False)
         parser = conn._parser
         writer = conn._writer
         if (

@@ -18,6 +18,7 @@ from queues.runner.limiter import Limiter
 
 # Points kept by BullMQ's per-minute metrics (``<prefix>:<queue>:metrics:*``): one week.
 METRICS_POINTS = 7 * 24 * 60
+RUN_RETRY_DELAY_MS = 1000
 
 
 def _whole(name: str, value: Any, minimum: int) -> None:
@@ -79,6 +80,9 @@ class QueueOptions:
             "removeOnFail": {"count": self.remove_on_fail},
             "metrics": {"maxDataPoints": METRICS_POINTS},
             "autorun": False,
+            # After Redis went away, fetch again 1 s after the client's own retries gave up,
+            # not the package's 15 s: a restart costs seconds of work, not a quarter minute.
+            "runRetryDelay": RUN_RETRY_DELAY_MS,
         }
         if self.limiter is not None:
             opts["limiter"] = self.limiter.as_bullmq()

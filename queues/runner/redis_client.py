@@ -12,6 +12,10 @@ redis-py's asyncio connections pack every command in pure Python even when hired
 installed, and a worker sends 20-argument Lua calls for every job. And a client's
 non-blocking commands share one connection, written once per turn of the event loop
 (multiplex.py), as a Node client does.
+
+They heal like the dashboard's: connecting and reads are retried with backoff after Redis
+restarts; writes whose connection broke after they were sent fail with ``WriteOutcomeUnknown``
+for the worker to settle (settle.py).
 """
 
 from __future__ import annotations

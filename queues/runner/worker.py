@@ -16,6 +16,10 @@ What it changes in the Python package's worker:
 - **Drain** (shutdown.py): stop taking jobs, let in-flight ones finish (lock renewal keeps
   running; the package's own ``close()`` stops renewing while jobs still run), then abandon what
   is left at the deadline: such jobs stay active and are recovered as stalled by another worker.
+  The ``abandoned`` log lines name them, and the jobs whose end could not be recorded earlier.
+- **Redis restarts** (settle.py): a job whose handler finished while Redis was away is
+  completed (or failed, or deferred) when Redis is back, as long as its lock lasts, instead of
+  being left active for another worker to run a second time.
 - **A JSON log line per job event** (logs.py).
 - **Less Python per job**: jobs are built (jobs.py) and completed (finish.py) as bullmq does
   it, without its per-job rebuilding of constant keys and options.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bullmq import Job, Queue, Worker
@@ -38,6 +43,15 @@ from queues.runner.jobs import job_from_raw
 from queues.runner.limiter import resume_at
 from queues.runner.logs import log_event
 from queues.runner.registry import HandlerSpec
+from queues.runner.settle import AWAY, LandedEarlier, until_recorded
+
+# States a job may be in once a finishing call landed (a removed job is "unknown").
+COMPLETED = ("completed", "unknown")
+FAILED = ("failed", "unknown")
+RETRIED = ("delayed", "waiting", "prioritized", "paused")
+DEFERRED = ("delayed",)
+# Jobs remembered as left active (their end never reached Redis), for the shutdown's report.
+MAX_LEFT_ACTIVE = 10_000
 
 
 def _now_ms() -> int:
@@ -77,8 +91,14 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         self._slots: set[asyncio.Future[Any]] = set()
         self._run_task: asyncio.Future[Any] | None = None
         self.completer = Completer(self.scripts)
+        # Loop time until which each running job's lock holds (taken, then renewed).
+        self._lock_until: dict[str, float] = {}
+        # Jobs whose end could not be recorded: active in Redis until another worker takes
+        # them over as stalled (dict: ordered, oldest dropped first).
+        self.left_active: dict[str, None] = {}
         self.on("stalled", self._on_stalled)
         self.on("error", self._on_error)
+        self.on("locksRenewed", self._on_locks_renewed)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -114,15 +134,30 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         finally:
             if forced is not None:
                 forced.cancel()
-        if not busy:
-            return []
-        abandoned = [str(job.id) for job, _token in list(self.jobs)]
-        self._abandoning = True
-        self.forceClosing = True
-        await cancel_and_wait(*busy)
+        abandoned: list[str] = []
+        if busy:
+            abandoned = [str(job.id) for job, _token in list(self.jobs)]
+            self._abandoning = True
+            self.forceClosing = True
+            await cancel_and_wait(*busy)
         for job_id in abandoned:
-            log_event("abandoned", queue=self.name, job_id=job_id)
-        return abandoned
+            log_event("abandoned", queue=self.name, job_id=job_id, why="running at the deadline")
+        left = [job_id for job_id in await self._still_active() if job_id not in abandoned]
+        for job_id in left:
+            log_event("abandoned", queue=self.name, job_id=job_id, why="its end was not recorded")
+        return abandoned + left
+
+    async def _still_active(self) -> list[str]:
+        """The jobs left active earlier that still are (Redis away: all of them)."""
+        found = []
+        for job_id in list(self.left_active):
+            try:
+                active = await self.backend.isJobInState("active", job_id)
+            except AWAY:
+                active = True
+            if active:
+                found.append(job_id)
+        return found
 
     async def shut(self) -> None:
         """Close the worker and its connection (after :meth:`drain`)."""
@@ -233,6 +268,7 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         self._apply_defaults(job)
         self.jobs.add((job, token))
         self.lockManager.track_job(job.id, token, _now_ms())
+        self._lock_until[str(job.id)] = self._lock_expiry()
         fields = self._fields(job)
         log_event("active", **fields)
         started = time.perf_counter()
@@ -251,21 +287,71 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         finally:
             self.jobs.discard((job, token))
             self.lockManager.untrack_job(job.id)
+            self._lock_until.pop(str(job.id), None)
+
+    # ------------------------------------------------------------------ finishing
+
+    def lock_until(self, job_id: str, default: float) -> float:
+        """Loop time until which this worker's lock on the job holds, as far as it knows."""
+        return self._lock_until.get(job_id, default)
+
+    def _lock_expiry(self) -> float:
+        return asyncio.get_running_loop().time() + float(self.opts["lockDuration"]) / 1000
+
+    def _on_locks_renewed(self, renewed: dict[str, Any], *_: Any) -> None:
+        until = self._lock_expiry()
+        for job_id in renewed.get("jobIds") or ():
+            if str(job_id) in self._lock_until:
+                self._lock_until[str(job_id)] = until
+
+    async def _record(
+        self, job: Job, call: Callable[[], Awaitable[Any]], landed: tuple[str, ...]
+    ) -> Any:
+        """``call()`` (a finishing script), retried while Redis is away and the lock lasts.
+        An earlier attempt found to have landed answers None: no next job came with it."""
+        try:
+            return await call()
+        except AWAY as error:
+            away = error  # Redis is away: try again while the lock lasts
+        job_id = str(job.id)
+        try:
+            return await until_recorded(
+                call,
+                lambda: self.lock_until(job_id, 0.0),
+                lambda: self.backend.getState(job_id),
+                landed,
+                failed=away,
+            )
+        except LandedEarlier:
+            return None
+
+    def _not_recorded(self, job: Job, error: BaseException, fields: dict[str, Any]) -> None:
+        self._report(error, fields)
+        if isinstance(error, AWAY):
+            # Still active in Redis: another worker runs it again once its lock expires.
+            self.left_active[str(job.id)] = None
+            while len(self.left_active) > MAX_LEFT_ACTIVE:
+                del self.left_active[next(iter(self.left_active))]
 
     async def _completed(
         self, job: Job, token: str, result: Any, started: float, fields: dict[str, Any]
     ) -> Job | None:
         try:
-            moved = await self.completer.complete(
+            moved = await self._record(
                 job,
-                result,
-                job.opts.get("removeOnComplete", False),
-                token,
-                fetch_next=not self.draining,
+                lambda: self.completer.complete(
+                    job,
+                    result,
+                    job.opts.get("removeOnComplete", False),
+                    token,
+                    fetch_next=not self.draining,
+                ),
+                COMPLETED,
             )
         except Exception as error:  # e.g. the lock was lost and another worker has the job
-            self._report(error, fields)
+            self._not_recorded(job, error, fields)
             return None
+        moved = moved or {"result": None, "finishedOn": _now_ms()}
         job.returnvalue = result
         job.attemptsMade += 1
         job.finishedOn = moved["finishedOn"]
@@ -286,14 +372,19 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         self, job: Job, token: str, error: Exception, started: float, fields: dict[str, Any]
     ) -> Job | None:
         final = self._is_final(job, error)
-        try:
+        stacktrace = list(job.stacktrace or [])
+
+        async def fail() -> Any:
+            job.stacktrace = list(stacktrace)  # each attempt adds this failure's trace once
             if final:
-                raw = await fail_finally(self, self.dead_letters, job, token, error)
-            else:
-                # bullmq's own path: backoff, then delayed (or straight back to wait).
-                raw = await job.moveToFailed(error, token, not self.draining)
+                return await fail_finally(self, self.dead_letters, job, token, error)
+            # bullmq's own path: backoff, then delayed (or straight back to wait).
+            return await job.moveToFailed(error, token, not self.draining)
+
+        try:
+            raw = await self._record(job, fail, FAILED if final else RETRIED)
         except Exception as failure:
-            self._report(failure, fields)
+            self._not_recorded(job, failure, fields)
             return None
         reason = str(error) or type(error).__name__
         extra: dict[str, Any] = {"final": final, "error": reason}
@@ -314,15 +405,19 @@ class RunnerWorker(Worker):  # type: ignore[misc]
         self, job: Job, token: str, deferral: Deferred, fields: dict[str, Any]
     ) -> Job | None:
         try:
-            raw = await self.backend.moveToDelayed(
-                job.id,
-                _now_ms(),
-                deferral.wait_ms,
-                token,
-                {"skipAttempt": True, "fetchNext": not self.draining, "workerOpts": self.opts},
+            raw = await self._record(
+                job,
+                lambda: self.backend.moveToDelayed(
+                    job.id,
+                    _now_ms(),
+                    deferral.wait_ms,
+                    token,
+                    {"skipAttempt": True, "fetchNext": not self.draining, "workerOpts": self.opts},
+                ),
+                DEFERRED,
             )
         except Exception as error:
-            self._report(error, fields)
+            self._not_recorded(job, error, fields)
             return None
         log_event("deferred", tenant=deferral.tenant, wait_ms=deferral.wait_ms, **fields)
         return await self._next(raw, token)
