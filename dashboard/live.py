@@ -12,7 +12,7 @@ import hashlib
 
 from channels.layers import get_channel_layer
 
-from dashboard import fanout
+from dashboard import background, fanout
 from queues.cancelling import cancel_and_wait
 from queues.follower import Follower
 from queues.live_protocol import LiveMessage, Topic
@@ -38,6 +38,7 @@ async def publish(topic: Topic, message: LiveMessage) -> None:
 
 
 def ensure_started() -> Follower:
+    background.ensure_runner()  # bulk actions a stopped process left resume with the first page
     loop = asyncio.get_running_loop()
     running = _running.get(loop)
     if running is None or running[1].done():
