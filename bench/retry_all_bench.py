@@ -11,7 +11,8 @@ queues with Node BullMQ (``bench/node/seed_failed.mjs``), start Bull Board and
 Bullpen on that Redis, then, one server at a time, trigger the server's
 retry-all on its own queue and measure
 
-* the wall-clock duration of the request (it answers once every job is moved),
+* the wall-clock duration of the request (Bull Board answers once every job is moved;
+  Bullpen answers 202 at once and its status URL is followed until the action has finished),
 * the server process's resident memory: VmRSS before, and its peak while the
   request runs (VmRSS sampled from ``/proc/<pid>/status`` every ~20 ms, and
   VmHWM after resetting it through ``/proc/<pid>/clear_refs``),
@@ -261,6 +262,18 @@ def http_call(
         conn.close()
 
 
+def follow_action(
+    port: int, accepted: bytes, headers: dict[str, str], deadline: float
+) -> tuple[int, bytes]:
+    """Poll a 202's status URL until the action has finished; its last status."""
+    url = json.loads(accepted)["statusUrl"]
+    while True:
+        status, body = http_call(port, "GET", url, headers, max(1.0, deadline - time.monotonic()))
+        if status != 200 or json.loads(body).get("finished") or time.monotonic() > deadline:
+            return status, body
+        time.sleep(0.02)
+
+
 def retry_all(
     server: str,
     port: int,
@@ -292,6 +305,8 @@ def retry_all(
     t0 = time.monotonic()
     try:
         run.status, body = http_call(port, method, path, headers, timeout)
+        if run.status == 202:  # Bullpen runs it in the background: follow it to its end
+            run.status, body = follow_action(port, body, headers, t0 + timeout)
     except OSError as exc:
         run.status, body = 0, str(exc).encode()
     run.duration_s = time.monotonic() - t0

@@ -1,6 +1,8 @@
 """The POST routes: every action, guarded by ``mutation_view`` (auth, CSRF, read-only, audit).
 
 Parameters come from the query string, a form body, or a JSON body, whichever the client sends.
+Bulk actions over a whole state (retry-all, promote-all, clean) are answered at once with 202
+and run in the background (dashboard/background.py); the others are answered when done.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from dashboard import live
+from dashboard import background
 from dashboard.guards import mutation_view
 from dashboard.params import MAX_ID, duration_ms, milliseconds, text, whole_number
 from queues.actions import job_actions, queue_actions
@@ -18,7 +20,6 @@ from queues.actions.result import ActionResult
 from queues.discovery import known
 from queues.errors import BadParameter, QueueNotFound
 from queues.keys import QueueRef
-from queues.live_protocol import bulk_message
 
 MAX_BULK = 1000
 DEFAULT_GRACE = "1 h"
@@ -99,35 +100,31 @@ async def change_priority(request: HttpRequest, queue: str, job_id: str) -> Acti
     return await job_actions.change_priority(await queue_ref(queue), job_id, priority)
 
 
-# ---- one queue ------------------------------------------------------------------------------
-
-
-def _progress_publisher(ref: QueueRef, action: str) -> queue_actions.Progress:
-    async def report(done: int, total: int) -> None:
-        await live.publish(("queue", ref.slug), bulk_message(ref.slug, action, done, total))
-
-    return report
+# ---- bulk actions: recorded and answered at once (202), run by the background runner --------
 
 
 @mutation_view("retry-all")
 async def retry_all(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
     state = text(params(request), "state") or "failed"
-    return await queue_actions.retry_all(ref, state, _progress_publisher(ref, "retry-all"))
+    return await background.start(request, "retry-all", ref, {"state": state})
 
 
 @mutation_view("promote-all")
 async def promote_all(request: HttpRequest, queue: str) -> ActionResult:
-    ref = await queue_ref(queue)
-    return await queue_actions.promote_all(ref, _progress_publisher(ref, "promote-all"))
+    return await background.start(request, "promote-all", await queue_ref(queue), {})
 
 
 @mutation_view("clean")
 async def clean(request: HttpRequest, queue: str) -> ActionResult:
     values = params(request)
-    state = text(values, "state")
-    limit = whole_number(values, "limit", 0, low=0, high=MAX_CLEAN_LIMIT)
-    return await queue_actions.clean(await queue_ref(queue), state, _grace_ms(values), limit)
+    ref = await queue_ref(queue)
+    settings = {
+        "state": text(values, "state"),
+        "grace_ms": _grace_ms(values),
+        "limit": whole_number(values, "limit", 0, low=0, high=MAX_CLEAN_LIMIT),
+    }
+    return await background.start(request, "clean", ref, settings)
 
 
 def _grace_ms(values: dict[str, Any]) -> int:
@@ -138,6 +135,9 @@ def _grace_ms(values: dict[str, Any]) -> int:
     if given == ["grace_ms"]:
         return milliseconds(values, "grace_ms")
     return duration_ms(values, "grace", DEFAULT_GRACE)
+
+
+# ---- one queue ------------------------------------------------------------------------------
 
 
 @mutation_view("pause")

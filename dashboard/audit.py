@@ -1,13 +1,16 @@
-"""Writing the audit log."""
+"""Writing the audit log: requests, and background actions (their start and their end)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from django.http import HttpRequest
 
 from dashboard.models import AuditEntry
 from dashboard.principal import Principal
+from queues.background.record import CANCELLED, DONE, FAILED, INTERRUPTED, ActionRecord
 
 _MAX_IDS = 1000
 
@@ -49,5 +52,69 @@ async def record(
         result=result,
         status=status,
         error=error[:2000],
+        detail=extra,
+    )
+
+
+# A background action's rows: (status, result) by phase, the start or how it ended.
+_PHASES: dict[str, tuple[int, str]] = {
+    "started": (202, AuditEntry.Result.OK),
+    DONE: (200, AuditEntry.Result.OK),
+    CANCELLED: (200, AuditEntry.Result.OK),
+    INTERRUPTED: (500, AuditEntry.Result.FAILED),
+    FAILED: (500, AuditEntry.Result.FAILED),
+}
+
+
+async def record_background(record: ActionRecord, phase: str) -> None:
+    """The start (``phase="started"``) or the end (its final state) of a background action,
+    written once each, even when a runner that crashed after writing it writes it again.
+
+    It runs outside any request, in a thread of its own: Django's thread for a request's
+    database calls is busy with (or gone with) that request.
+    """
+    await sync_to_async(_write_background, thread_sensitive=False)(record, phase)
+
+
+def _write_background(record: ActionRecord, phase: str) -> None:
+    close_old_connections()  # this thread's connection obeys CONN_MAX_AGE like a request's
+    try:
+        _write_once(record, phase)
+    finally:
+        close_old_connections()
+
+
+def _write_once(record: ActionRecord, phase: str) -> None:
+    if AuditEntry.objects.filter(detail__actionId=record.id, detail__phase=phase).exists():
+        return
+    status, result = _PHASES.get(phase, (500, AuditEntry.Result.FAILED))
+    started = phase == "started"
+    extra: dict[str, Any] = {
+        "actionId": record.id,
+        "phase": phase,
+        **record.params,
+        "total": record.total,
+    }
+    if not started:
+        extra["refused"] = record.refused
+        for key in ("results", "uncertain"):
+            if record.detail.get(key):
+                extra[key] = record.detail[key]
+        if record.resumes:
+            extra["resumes"] = record.resumes
+    if record.requested_by.forwarded_for:
+        extra["forwardedFor"] = record.requested_by.forwarded_for[:200]
+    ids = [] if started else [str(i) for i in record.detail.get("jobIds") or []][:_MAX_IDS]
+    AuditEntry.objects.create(
+        username=record.requested_by.username[:150],
+        via=record.requested_by.via[:16],
+        remote_addr=record.requested_by.remote_addr[:64],
+        action=record.kind,
+        queue=record.ref.slug[:300],
+        job_ids=ids,
+        count=0 if started else record.count,
+        result=result,
+        status=status,
+        error="" if started else record.error[:2000],
         detail=extra,
     )

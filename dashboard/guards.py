@@ -19,6 +19,7 @@ from dashboard.principal import Principal, from_request
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
 from queues.actions.result import ActionResult
 from queues.errors import (
+    ActionNotFound,
     BadParameter,
     BullpenError,
     Conflict,
@@ -38,6 +39,7 @@ STATUS_OF: dict[type[BullpenError], int] = {
     BadParameter: 400,
     QueueNotFound: 404,
     JobNotFound: 404,
+    ActionNotFound: 404,
     Conflict: 409,
     QueueDataError: 422,
     RedisUnavailable: 503,
@@ -184,6 +186,7 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
             if refusal is not None:
                 await done(403, refusal)
                 return json_error(refusal, 403)
+            request.bullpen_principal = principal  # type: ignore[attr-defined]
             try:
                 async with translate_redis_errors():
                     result = await act(request, *args, **kwargs)
@@ -195,9 +198,16 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 await done(status, message)
                 return json_error(message, status)
             forget_shared(result.queue or queue)  # the failed tab shows what the action did
-            await done(200, result=result)
-            response = JsonResponse(result.as_json())
-            if request.headers.get("HX-Request"):
+            if not result.audited:
+                await done(result.status, result=result)
+            response = JsonResponse(result.as_json(), status=result.status)
+            if result.status == 202:
+                # Accepted: running in the background; the answer says where to follow it.
+                if result.detail.get("statusUrl"):
+                    response["Location"] = str(result.detail["statusUrl"])
+                if request.headers.get("HX-Request"):
+                    landing.answer_accepted(response)
+            elif request.headers.get("HX-Request"):
                 # A page's button: the same JSON, plus where to land and what to confirm there.
                 landing.answer_page(request, response, result)
             return response

@@ -99,6 +99,12 @@ def destination(result: ActionResult) -> str | None:
     return None
 
 
+def answer_accepted(response: HttpResponseBase) -> None:
+    """A bulk action accepted from a page: the page stays where it is and follows it (the
+    progress bar, then the confirmation, from static/bullpen/actions.js)."""
+    response["HX-Reswap"] = "none"
+
+
 def answer_page(request: HttpRequest, response: HttpResponseBase, result: ActionResult) -> None:
     """An htmx request succeeded: keep the confirmation and tell htmx where to go."""
     notices.add(request, response, confirmation(result))

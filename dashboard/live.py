@@ -13,7 +13,7 @@ import logging
 
 from channels.layers import get_channel_layer
 
-from dashboard import fanout
+from dashboard import background, fanout
 from queues.cancelling import cancel_and_wait
 from queues.follower import Follower
 from queues.live_protocol import LiveMessage, Topic
@@ -64,6 +64,7 @@ class Supervisor:
 
 
 def ensure_started() -> Follower:
+    background.ensure_runner()  # bulk actions a stopped process left resume with the first page
     loop = asyncio.get_running_loop()
     running = _running.get(loop)
     if running is None or running[1].done():

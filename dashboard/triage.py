@@ -8,11 +8,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonRes
 from django.shortcuts import render
 from django.urls import reverse
 
+from dashboard import background
 from dashboard.actions_api import params, queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
 from dashboard.params import text, whole_number
 from dashboard.viewer import can_act_on, viewer_kind
-from queues.actions import job_actions
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
 from queues.counts import summaries
@@ -90,18 +90,24 @@ async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
     return group.job_ids
 
 
+# A group's jobs are fixed when the action is asked for and acted on in the background (202).
+
+
 @mutation_view("retry-group")
 async def retry_group(request: HttpRequest, queue: str) -> ActionResult:
-    ref = await queue_ref(queue)
-    ids = await _group_ids(ref, text(params(request), "signature", longest=SIGNATURE_LENGTH))
-    return await job_actions.each_job(ref, ids, "retry-group", job_actions.retry_job)
+    return await _group_action(request, queue, "retry-group")
 
 
 @mutation_view("remove-group")
 async def remove_group(request: HttpRequest, queue: str) -> ActionResult:
+    return await _group_action(request, queue, "remove-group")
+
+
+async def _group_action(request: HttpRequest, queue: str, kind: str) -> ActionResult:
     ref = await queue_ref(queue)
-    ids = await _group_ids(ref, text(params(request), "signature", longest=SIGNATURE_LENGTH))
-    return await job_actions.each_job(ref, ids, "remove-group", job_actions.remove_job)
+    signature = text(params(request), "signature", longest=SIGNATURE_LENGTH)
+    ids = await _group_ids(ref, signature)
+    return await background.start(request, kind, ref, {"signature": signature, "ids": ids})
 
 
 # ---- pages ----------------------------------------------------------------------------------

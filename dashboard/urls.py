@@ -6,6 +6,7 @@ from django.urls import path, register_converter
 
 from dashboard import account_views, api, charts, metrics, runner_views, search_api, triage, views
 from dashboard import actions_api as act
+from dashboard import background_api as bg
 from dashboard.converters import NameConverter
 from dashboard.not_found import not_found
 
@@ -78,6 +79,10 @@ urlpatterns = [
         act.remove_scheduler,
         name="remove-scheduler",
     ),
+    # Bulk actions running in the background
+    path("api/actions/", bg.actions_list, name="api-actions"),
+    path("api/actions/<slug:action_id>/", bg.action_status, name="api-action"),
+    path("api/actions/<slug:action_id>/cancel/", bg.cancel_action, name="cancel-action"),
     path(f"{JOB}retry/", act.retry_job, name="retry-job"),
     path(f"{JOB}remove/", act.remove_job, name="remove-job"),
     path(f"{JOB}promote/", act.promote_job, name="promote-job"),

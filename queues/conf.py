@@ -78,6 +78,9 @@ DEFAULTS: dict[str, Any] = {
         "shutdown_timeout": 30.0,
         "dead_letter_queue": "dead-letter",
     },
+    # Bulk actions run in the background (queues/background/): overrides of
+    # queues.background.settings.BackgroundSettings (documented in docs/configuration.md).
+    "ACTIONS": {},
 }
 
 
@@ -115,7 +118,15 @@ def _clear_on_change(*, setting: str, **kwargs: Any) -> None:
 ALIASES = ("PREFIX",)
 _POSITIVE = ("SCAN_COUNT", "LIST_FIELD_CAP", "DETAIL_FIELD_CAP", "REDIS_TIMEOUT")
 _NOT_NEGATIVE = ("DISCOVERY_INTERVAL", "DETAIL_LOG_LINES")
-_MAPPINGS = ("QUEUE_OPTIONS", "BASIC_AUTH_USERS", "BASIC_AUTH_PLAIN", "LIVE", "ALERTS", "WORKER")
+_MAPPINGS = (
+    "QUEUE_OPTIONS",
+    "BASIC_AUTH_USERS",
+    "BASIC_AUTH_PLAIN",
+    "LIVE",
+    "ALERTS",
+    "WORKER",
+    "ACTIONS",
+)
 _PAGE_SIZES = ("MIN_PAGE_SIZE", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE")
 
 

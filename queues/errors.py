@@ -19,6 +19,10 @@ class JobNotFound(BullpenError):
     """No job of that id in the queue."""
 
 
+class ActionNotFound(BullpenError):
+    """No bulk action of that id (or its record has expired)."""
+
+
 class Conflict(BullpenError):
     """The job or queue is not in a state that allows the action (e.g. removing an active job)."""
 

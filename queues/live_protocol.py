@@ -89,11 +89,16 @@ class LogsMessage(TypedDict):
 
 
 class BulkMessage(TypedDict):
+    """A bulk action's progress: ``done`` is the count of jobs it moved so far."""
+
     type: Literal["bulk"]
     queue: str
     action: str
     done: int
     total: int
+    id: str  # the background action's id
+    state: str  # queued, running, done, cancelled, interrupted, failed
+    text: str  # once finished: what it did, as the page confirms it
 
 
 OneMessage = (
@@ -153,8 +158,26 @@ def logs_message(queue: str, job_id: str, start: int, lines: list[str]) -> LogsM
     return {"type": "logs", "queue": queue, "id": job_id, "start": start, "lines": lines}
 
 
-def bulk_message(queue: str, action: str, done: int, total: int) -> BulkMessage:
-    return {"type": "bulk", "queue": queue, "action": action, "done": done, "total": total}
+def bulk_message(
+    queue: str,
+    action: str,
+    done: int,
+    total: int,
+    *,
+    action_id: str = "",
+    state: str = "running",
+    text: str = "",
+) -> BulkMessage:
+    return {
+        "type": "bulk",
+        "queue": queue,
+        "action": action,
+        "done": done,
+        "total": total,
+        "id": action_id,
+        "state": state,
+        "text": text,
+    }
 
 
 def batch_message(messages: list[LiveMessage]) -> BatchMessage:

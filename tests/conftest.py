@@ -55,6 +55,10 @@ def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]
 @pytest.fixture(autouse=True)
 async def close_redis_clients() -> AsyncIterator[None]:
     yield
+    # This loop's bulk-action runner (started by an action or a live page) stops with it.
+    from dashboard import background
+
+    await background.stop()
     # The shared clients belong to this test's event loop: close them with the loop.
     await connection.close_current()
     await handles.close_current()

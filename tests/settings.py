@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -83,6 +84,8 @@ BULLPEN = {
     "DISCOVERY_INTERVAL": 0,
     "READ_ACCESS": "dashboard.access.anyone",
     "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},
+    # Slower, smaller batches for the fault tests' servers (JSON).
+    "ACTIONS": json.loads(os.environ.get("BULLPEN_TEST_ACTIONS", "{}")),
 }
 
 # As the standalone site: channels-redis's per-second tracebacks during an outage, once a minute.

@@ -7,9 +7,12 @@ import base64
 from typing import Any
 
 import pytest
-from django.test import AsyncClient
+from channels.layers import get_channel_layer
+from django.test import AsyncClient, override_settings
 
+from dashboard.live import group_name
 from dashboard.models import AuditEntry
+from tests.action_waits import accepted, finished
 from tests.conftest import Peer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,8 +108,11 @@ async def test_promote_one_and_all_then_node_runs_them(
     ]
     await ok(client, f"queues/later/jobs/{ids[0]}/promote/")
     assert redis_client.zcard("bull:later:delayed") == 2
-    body = await ok(client, "queues/later/promote/")
-    assert body["count"] == 2 and redis_client.zcard("bull:later:delayed") == 0
+    body = accepted(await post(client, "queues/later/promote/"))
+    assert body["action"] == "promote-all" and body["total"] == 2
+    status = await finished(client, body)
+    assert (status["state"], status["count"]) == ("done", 2)
+    assert redis_client.zcard("bull:later:delayed") == 0
     await node(peer, "work", "--queue", "later", "--count", "3")
     assert redis_client.zcard("bull:later:completed") == 3
     not_delayed = await post(client, f"queues/later/jobs/{ids[0]}/promote/")
@@ -114,16 +120,47 @@ async def test_promote_one_and_all_then_node_runs_them(
 
 
 async def test_retry_all_in_batches_with_progress(
-    client: AsyncClient, peer: Peer, redis_client: Any
+    client: AsyncClient, peer: Peer, redis_client: Any, bullpen_settings: dict[str, Any]
 ) -> None:
     for i in range(5):
         await node(peer, "add", "--queue", "bulk", "--name", f"n{i}", "--data", "{}")
     await node(peer, "work", "--queue", "bulk", "--count", "5", "--fail")
-    # Many more failed jobs, written by BullMQ itself: clone the failed set's members.
     assert redis_client.zcard("bull:bulk:failed") == 5
-    body = await ok(client, "queues/bulk/retry/?state=failed")
-    assert body["count"] == 5 and redis_client.zcard("bull:bulk:failed") == 0
+    # The queue page's live messages: progress, then the end with what the page says.
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(("queue", "bulk")), channel)
+    with override_settings(BULLPEN={**bullpen_settings, "ACTIONS": {"batch_size": 2}}):
+        body = accepted(await post(client, "queues/bulk/retry/?state=failed"))
+        assert (body["action"], body["queue"], body["total"]) == ("retry-all", "bulk", 5)
+        status = await finished(client, body)
+    assert (status["state"], status["count"], status["text"]) == ("done", 5, "5 jobs retried")
+    assert redis_client.zcard("bull:bulk:failed") == 0
     assert redis_client.llen("bull:bulk:wait") == 5
+    messages = []
+    while True:
+        message = await asyncio.wait_for(layer.receive(channel), 5)
+        messages.append(message["payload"])
+        if message["payload"]["state"] == "done":
+            break
+    assert all(m["type"] == "bulk" and m["id"] == body["id"] for m in messages)
+    assert messages[-1] | {"id": ""} == {
+        "type": "bulk",
+        "queue": "bulk",
+        "action": "retry-all",
+        "done": 5,
+        "total": 5,
+        "id": "",
+        "state": "done",
+        "text": "5 jobs retried",
+    }
+    # Audited when it started and when it ended, with the count it moved.
+    rows = [e async for e in AuditEntry.objects.filter(action="retry-all").order_by("id")]
+    assert [(e.detail["phase"], e.status, e.count, e.result) for e in rows] == [
+        ("started", 202, 0, "ok"),
+        ("done", 200, 5, "ok"),
+    ]
+    assert all(e.detail["actionId"] == body["id"] and e.username == "operator" for e in rows)
     await node(peer, "work", "--queue", "bulk", "--count", "5")
     assert redis_client.zcard("bull:bulk:completed") == 5
     bad = await post(client, "queues/bulk/retry/?state=active")
@@ -134,8 +171,11 @@ async def test_clean_pause_resume_empty(client: AsyncClient, peer: Peer, redis_c
     for i in range(4):
         await node(peer, "add", "--queue", "ops", "--name", f"n{i}", "--data", "{}")
     await node(peer, "work", "--queue", "ops", "--count", "4")
-    body = await ok(client, "queues/ops/clean/?state=completed&grace_ms=0&limit=3")
-    assert body["count"] == 3 and redis_client.zcard("bull:ops:completed") == 1
+    body = accepted(await post(client, "queues/ops/clean/?state=completed&grace_ms=0&limit=3"))
+    status = await finished(client, body)
+    assert (status["state"], status["count"]) == ("done", 3)
+    assert status["params"] == {"state": "completed", "grace_ms": 0, "limit": 3}
+    assert redis_client.zcard("bull:ops:completed") == 1
 
     await ok(client, "queues/ops/pause/")
     assert redis_client.hget("bull:ops:meta", "paused") == "1"
@@ -242,8 +282,6 @@ async def test_every_mutation_is_guarded(
     bullpen_settings: dict[str, Any],
     redis_client: Any,
 ) -> None:
-    from django.test import override_settings
-
     before = redis_client.dbsize()
     url = f"/queues/api/{path}"
     anonymous = await client.post(url)
@@ -284,8 +322,6 @@ async def test_unknown_queue_is_404(client: AsyncClient) -> None:
 async def test_per_queue_read_only(
     client: AsyncClient, scenario: dict[str, Any], bullpen_settings: dict[str, Any]
 ) -> None:
-    from django.test import override_settings
-
     config = {**bullpen_settings, "QUEUE_OPTIONS": {"shop": {"read_only": True}}}
     with override_settings(BULLPEN=config):
         assert (await post(client, "queues/shop/pause/")).status_code == 403

@@ -1,7 +1,9 @@
-"""In Chromium: sign in with basic credentials, retry a failed job from its page, see the audit."""
+"""In Chromium: sign in with basic credentials, retry a failed job from its page, see the audit;
+retry every failed job and watch it happen."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -52,3 +54,38 @@ async def test_retry_a_failed_job_from_the_page(
     with sqlite3.connect(bullpen_server.log.with_suffix(".sqlite3")) as db:
         rows = db.execute("select username, action, result from bullpen_auditentry").fetchall()
     assert ("operator", "retry", "ok") in rows
+
+
+async def test_retry_all_shows_progress_then_the_count(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, redis_client: Any
+) -> None:
+    peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "40")
+    peer("work", "--queue", "mail", "--count", "40", "--fail", "--concurrency", "20")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        context = await browser.new_context(
+            http_credentials={"username": "operator", "password": "s3cret-pass"}
+        )
+        page = await context.new_page()
+        page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        failed_tab = "/queues/q/mail/%3Fstate%3Dfailed"
+        await page.goto(f"{bullpen_server.url}/queues/sign-in?next={failed_tab}")
+        await expect(page.locator(".top .who")).to_have_text("operator")
+        await expect(page.locator("#live-status")).to_have_text("live")
+        await page.get_by_role("button", name="Retry all failed").click()
+        # The answer came at once; the bar and then the toast say what the action did.
+        bar = page.get_by_test_id("bulk-progress")
+        await expect(bar).to_contain_text("40 jobs retried")
+        await expect(page.locator("#toast")).to_have_text("40 jobs retried")
+        await expect(page.get_by_test_id("bulk-cancel")).to_be_hidden()
+        await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("0")
+        await expect(page.locator("tr[data-job-id]")).to_have_count(0)
+        await page.screenshot(path=tmp_path / "retry-all-done.png", full_page=True)
+        await browser.close()
+    assert redis_client.zcard("bull:mail:failed") == 0
+    assert redis_client.llen("bull:mail:wait") == 40
+    with sqlite3.connect(bullpen_server.log.with_suffix(".sqlite3")) as db:
+        rows = db.execute(
+            "select count, status from bullpen_auditentry where action = 'retry-all' order by id"
+        ).fetchall()
+    assert rows == [(0, 202), (40, 200)]

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from django.test import AsyncClient
 
+from tests.action_waits import accepted, finished
 from tests.conftest import Peer
-from tests.test_actions import AUTH, ok
+from tests.test_actions import AUTH, post
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,19 +33,26 @@ async def waiting_as_node_sees_it(peer: Peer, queue: str) -> set[str]:
     return set(inspected["jobs"]["waiting"])
 
 
+async def cleaned(client: AsyncClient, path: str, data: Any = None) -> dict[str, Any]:
+    """Clean runs in the background: its status once done."""
+    status = await finished(client, accepted(await post(client, path, data)))
+    assert status["state"] == "done"
+    return status
+
+
 async def test_grace_in_human_units(client: AsyncClient, peer: Peer) -> None:
     ages = {"old-1": 120, "old-2": 120, "mid": 45, "recent": 10, "fresh": 0}
     ids = {
         name: await add_aged(peer, "tidy", name, minutes * MINUTE_MS)
         for name, minutes in ages.items()
     }
-    body = await ok(client, "queues/tidy/clean/", {"state": "waiting", "grace": "30 min"})
-    assert body["count"] == 3 and body["grace_ms"] == 30 * MINUTE_MS
+    body = await cleaned(client, "queues/tidy/clean/", {"state": "waiting", "grace": "30 min"})
+    assert body["count"] == 3 and body["params"]["grace_ms"] == 30 * MINUTE_MS
     assert set(body["jobIds"]) == {ids["old-1"], ids["old-2"], ids["mid"]}
     assert await waiting_as_node_sees_it(peer, "tidy") == {ids["recent"], ids["fresh"]}
 
     # grace_ms, as API clients send it, keeps working.
-    body = await ok(client, "queues/tidy/clean/?state=waiting&grace_ms=300000")
+    body = await cleaned(client, "queues/tidy/clean/?state=waiting&grace_ms=300000")
     assert body["jobIds"] == [ids["recent"]]
     assert await waiting_as_node_sees_it(peer, "tidy") == {ids["fresh"]}
 
@@ -52,8 +60,8 @@ async def test_grace_in_human_units(client: AsyncClient, peer: Peer) -> None:
 async def test_default_grace_is_one_hour(client: AsyncClient, peer: Peer) -> None:
     old = await add_aged(peer, "tidy", "old", 90 * MINUTE_MS)
     young = await add_aged(peer, "tidy", "young", 50 * MINUTE_MS)
-    body = await ok(client, "queues/tidy/clean/", {"state": "waiting"})
-    assert body["jobIds"] == [old] and body["grace_ms"] == 60 * MINUTE_MS
+    body = await cleaned(client, "queues/tidy/clean/", {"state": "waiting"})
+    assert body["jobIds"] == [old] and body["params"]["grace_ms"] == 60 * MINUTE_MS
     assert await waiting_as_node_sees_it(peer, "tidy") == {young}
 
 

@@ -14,6 +14,7 @@ from django.test import AsyncClient, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
 from queues.failure_groups import forget_shared, normalise, signature
+from tests.action_waits import accepted, finished
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
 
@@ -118,7 +119,8 @@ async def test_failure_groups_for_mixed_errors(
         {"signature": biggest["signature"]},
         headers=AUTH,
     )
-    assert retried.status_code == 200 and retried.json()["count"] == 4
+    status = await finished(client, accepted(retried))
+    assert (status["state"], status["count"], status["text"]) == ("done", 4, "4 jobs retried")
     assert redis_client.zcard("bull:mail:failed") == 5
     assert redis_client.llen("bull:mail:wait") == 4
     # The action forgot the shared report: the page shows the groups that are left.

@@ -1,8 +1,10 @@
-"""Actions on a whole queue (or every queue), through bullmq's scripts."""
+"""Actions on a whole queue (or every queue), through bullmq's scripts.
+
+Retry-all, promote-all and clean run in the background instead (queues/background/).
+"""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,9 +16,6 @@ from queues.discovery import discovered, forget
 from queues.errors import BadParameter, Conflict
 from queues.keys import QueueRef
 
-Progress = Callable[[int, int], Awaitable[None]]  # (done, total)
-BATCH = 1000
-CLEANABLE = ("completed", "failed", "delayed", "wait", "waiting", "prioritized", "paused")
 # Options a job added from the dashboard may carry.
 ADD_OPTIONS = {
     "delay",
@@ -29,62 +28,6 @@ ADD_OPTIONS = {
     "removeOnFail",
     "keepLogs",
 }
-
-
-async def _no_progress(done: int, total: int) -> None:
-    return None
-
-
-async def retry_all(
-    ref: QueueRef, state: str, on_progress: Progress = _no_progress
-) -> ActionResult:
-    """Move every failed (or completed) job back to wait, ``BATCH`` at a time inside Redis:
-    nothing is loaded into this process, and jobs that fail meanwhile are not swept in."""
-    if state not in ("failed", "completed"):
-        raise BadParameter("state must be 'failed' or 'completed'")
-    return await _move_all(ref, state, "retry-all", on_progress)
-
-
-async def promote_all(ref: QueueRef, on_progress: Progress = _no_progress) -> ActionResult:
-    return await _move_all(ref, "delayed", "promote-all", on_progress)
-
-
-async def _move_all(ref: QueueRef, state: str, action: str, on_progress: Progress) -> ActionResult:
-    queue = bullmq_queue(ref)
-    reader = get_client()
-    started_ms = int(time.time() * 1000)
-    async with translate_bullmq_errors():
-        total = int(await reader.zcard(ref.key(state)))
-        done = 0
-        while True:
-            if state == "delayed":
-                more = await queue.backend.promoteJobs(BATCH)
-            else:
-                more = await queue.backend.retryJobs(state, BATCH, started_ms)
-            left = int(await reader.zcard(ref.key(state)))
-            done = max(done, total - left)
-            await on_progress(done, total)
-            if not more or more in (0, "0"):
-                break
-    return ActionResult(action, ref.slug, count=done, detail={"state": state})
-
-
-async def clean(ref: QueueRef, state: str, grace_ms: int, limit: int) -> ActionResult:
-    if state not in CLEANABLE:
-        raise BadParameter(f"state must be one of: {', '.join(CLEANABLE)}")
-    if grace_ms < 0 or limit < 0:
-        raise BadParameter("grace_ms and limit must be 0 or more")
-    bull_state = "wait" if state == "waiting" else state
-    async with translate_bullmq_errors():
-        removed = await bullmq_queue(ref).clean(grace_ms, limit, bull_state)
-    ids = [str(job_id) for job_id in removed or []]
-    return ActionResult(
-        "clean",
-        ref.slug,
-        ids[:1000],
-        len(ids),
-        {"state": state, "grace_ms": grace_ms, "limit": limit},
-    )
 
 
 async def pause(ref: QueueRef) -> ActionResult:

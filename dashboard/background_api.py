@@ -1,0 +1,76 @@
+"""Following and cancelling bulk actions: ``api/actions/`` (the newest), ``api/actions/<id>/``
+(one, while it runs and after), ``api/actions/<id>/cancel/`` (POST, like every action)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+
+from dashboard.access import allows, write_check
+from dashboard.background import ensure_runner, status_json
+from dashboard.guards import api_view, mutation_view
+from dashboard.params import whole_number
+from dashboard.principal import from_request
+from queues.actions.result import ActionResult
+from queues.background.store import current_store
+from queues.errors import ActionNotFound, BadParameter, Conflict
+from queues.redis_errors import translate_redis_errors
+
+MAX_LISTED = 200
+
+
+async def _may_act(request: HttpRequest) -> bool:
+    """Who asked for an action is shown to those who may read the audit log."""
+    return await allows(write_check(), await from_request(request))
+
+
+@api_view
+async def actions_list(request: HttpRequest) -> JsonResponse:
+    # Asking about actions also starts this process's runner: after a restart, the actions a
+    # stopped process left resume as soon as anyone looks.
+    ensure_runner()
+    limit = whole_number(request.GET, "limit", 50)
+    if not 1 <= limit <= MAX_LISTED:
+        raise BadParameter(f"limit must be between 1 and {MAX_LISTED}")
+    queue = request.GET.get("queue", "")
+    records = await current_store().recent(MAX_LISTED if queue else limit)
+    user = await _may_act(request)
+    listed = [status_json(r, user=user) for r in records if not queue or r.ref.slug == queue]
+    return JsonResponse({"actions": listed[:limit]})
+
+
+@api_view
+async def action_status(request: HttpRequest, action_id: str) -> JsonResponse:
+    ensure_runner()
+    record = await current_store().load(action_id)
+    if record is None:
+        raise ActionNotFound(f"No action {action_id!r}")
+    return JsonResponse(status_json(record, user=await _may_act(request)))
+
+
+@mutation_view("cancel", queue_scoped=False)
+async def cancel_action(request: HttpRequest, action_id: str) -> ActionResult:
+    """Ask the runner to stop at its next batch; the jobs already moved stay moved."""
+    store = current_store()
+    principal = request.bullpen_principal  # type: ignore[attr-defined]
+    async with translate_redis_errors():
+        outcome = await store.request_cancel(action_id, principal.username)
+        record = await store.load(action_id)
+    if outcome == 0 or record is None:
+        raise ActionNotFound(f"No action {action_id!r}")
+    if outcome < 0:
+        raise Conflict(f"Action {action_id} has already ended ({record.state})")
+    ensure_runner().poke()
+    body = status_json(record)
+    return ActionResult(
+        "cancel",
+        body["queue"],
+        count=record.count,
+        detail={
+            "id": record.id,
+            "kind": record.kind,
+            "state": record.state,
+            "cancelRequested": True,
+            "statusUrl": body["statusUrl"],
+        },
+        status=202,
+    )

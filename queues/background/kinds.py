@@ -1,0 +1,14 @@
+"""Every kind of bulk action, by the name the API, the record and the audit log use.
+
+A new kind (acting on the matches of a search, say) is a class with ``prepare`` and ``run``
+(kind.py) registered here; the runner, the record and the status API need nothing more.
+"""
+
+from __future__ import annotations
+
+from queues.background.job_kinds import REMOVE_GROUP, RETRY_GROUP
+from queues.background.kind import Kind
+from queues.background.set_kinds import Clean, PromoteAll, RetryAll
+
+_ALL: tuple[Kind, ...] = (RetryAll(), PromoteAll(), Clean(), RETRY_GROUP, REMOVE_GROUP)
+KINDS: dict[str, Kind] = {kind.name: kind for kind in _ALL}

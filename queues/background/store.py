@@ -1,0 +1,185 @@
+"""Where bulk actions live in Redis, under Bullpen's own key prefix (never a queue's keys).
+
+``<p>:action:<id>`` is the record (a hash), ``<p>:action:<id>:ids`` the job ids of a list
+action, ``<p>:actions:pending`` every action not yet settled (the runner's work list),
+``<p>:actions:recent`` the newest ones for the API, ``<p>:actions:lease`` the runner's lease.
+Changes that must not race a runner or a cancel are small scripts on the record alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from queues.background.record import ActionRecord, now_ms
+from queues.conf import get_config
+from queues.connection import get_client
+
+_FINISHED_LUA = (
+    "local function finished(s) return s == 'done' or s == 'cancelled' or "
+    "s == 'interrupted' or s == 'failed' end\n"
+)
+
+# Take an action over: this runner's token becomes its owner, which also aborts any batch its
+# previous runner still has in flight (those transactions WATCH the record).
+_CLAIM = (
+    _FINISHED_LUA
+    + """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 0 end
+if finished(state) then return -1 end
+local previous = redis.call('HGET', KEYS[1], 'owner')
+if previous and previous ~= '' and previous ~= ARGV[1] then
+  redis.call('HINCRBY', KEYS[1], 'resumes', 1)
+end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'state', 'running')
+if (tonumber(redis.call('HGET', KEYS[1], 'started')) or 0) == 0 then
+  redis.call('HSET', KEYS[1], 'started', ARGV[2])
+end
+return 1
+"""
+)
+
+_REQUEST_CANCEL = (
+    _FINISHED_LUA
+    + """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 0 end
+if finished(state) then return -1 end
+local given = redis.call('HGET', KEYS[1], 'cancel')
+if not given or given == '' then redis.call('HSET', KEYS[1], 'cancel', ARGV[1]) end
+return 1
+"""
+)
+
+# The end, written only by the runner that owns the action.
+_FINISH = (
+    _FINISHED_LUA
+    + """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+if finished(redis.call('HGET', KEYS[1], 'state')) then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'error', ARGV[3], 'finished', ARGV[4],
+           'updated', ARGV[4], 'detail', ARGV[5])
+return 1
+"""
+)
+
+# One job of a list acted on: count it and move the cursor past it together.
+# Answers {owned, who asked to cancel}.
+_COMMIT_JOB = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return {0, ''} end
+if ARGV[2] == '1' then
+  redis.call('HINCRBY', KEYS[1], 'count', 1)
+else
+  redis.call('HINCRBY', KEYS[1], 'refused', 1)
+end
+redis.call('HSET', KEYS[1], 'next', ARGV[3], 'updated', ARGV[4])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'detail', ARGV[5]) end
+return {1, redis.call('HGET', KEYS[1], 'cancel') or ''}
+"""
+
+
+class ActionStore:
+    def __init__(self, redis: aioredis.Redis, key_prefix: str | None = None) -> None:
+        self.redis = redis
+        prefix = key_prefix or str(get_config().get("LIVE_KEY_PREFIX") or "bullpen")
+        self.prefix = prefix
+        self.pending_key = f"{prefix}:actions:pending"
+        self.recent_key = f"{prefix}:actions:recent"
+        self.lease_key = f"{prefix}:actions:lease"
+        self._claim = redis.register_script(_CLAIM)
+        self._request_cancel = redis.register_script(_REQUEST_CANCEL)
+        self._finish = redis.register_script(_FINISH)
+        self._commit_job = redis.register_script(_COMMIT_JOB)
+
+    def key(self, action_id: str) -> str:
+        return f"{self.prefix}:action:{action_id}"
+
+    def ids_key(self, action_id: str) -> str:
+        return f"{self.prefix}:action:{action_id}:ids"
+
+    async def create(
+        self, record: ActionRecord, job_ids: list[str] | None, keep_recent: int
+    ) -> None:
+        """The record, its job ids and its place in the work list, all or nothing."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self.key(record.id), mapping=record.to_fields())  # type: ignore[arg-type]
+            ids = list(job_ids or [])
+            for start in range(0, len(ids), 1000):
+                pipe.rpush(self.ids_key(record.id), *ids[start : start + 1000])
+            pipe.zadd(self.pending_key, {record.id: record.created_ms})
+            pipe.zadd(self.recent_key, {record.id: record.created_ms})
+            pipe.zremrangebyrank(self.recent_key, 0, -(keep_recent + 1))
+            await pipe.execute()
+
+    async def load(self, action_id: str) -> ActionRecord | None:
+        fields: Any = await self.redis.hgetall(self.key(action_id))  # decoded: str to str
+        return ActionRecord.from_fields(fields) if fields.get("id") else None
+
+    async def load_many(self, action_ids: list[str]) -> list[ActionRecord]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for action_id in action_ids:
+                pipe.hgetall(self.key(action_id))
+            replies: list[dict[str, str]] = await pipe.execute()
+        return [ActionRecord.from_fields(r) for r in replies if r.get("id")]
+
+    async def pending_ids(self, limit: int = 100) -> list[str]:
+        """Oldest first: actions run in the order they were asked for."""
+        return [str(i) for i in await self.redis.zrange(self.pending_key, 0, limit - 1)]
+
+    async def recent(self, limit: int) -> list[ActionRecord]:
+        ids = [str(i) for i in await self.redis.zrevrange(self.recent_key, 0, limit - 1)]
+        return await self.load_many(ids)
+
+    async def job_ids(self, action_id: str, start: int, stop: int) -> list[str]:
+        return [str(i) for i in await self.redis.lrange(self.ids_key(action_id), start, stop)]
+
+    async def claim(self, action_id: str, owner: str) -> int:
+        """1: ours now; -1: already finished; 0: no such action."""
+        return int(await self._claim(keys=[self.key(action_id)], args=[owner, now_ms()]))
+
+    async def request_cancel(self, action_id: str, username: str) -> int:
+        """1: the runner stops it at its next batch; -1: already finished; 0: unknown."""
+        return int(await self._request_cancel(keys=[self.key(action_id)], args=[username]))
+
+    async def finish(
+        self, action_id: str, owner: str, state: str, error: str, detail: dict[str, Any]
+    ) -> bool:
+        done = await self._finish(
+            keys=[self.key(action_id)],
+            args=[owner, state, error[:2000], now_ms(), json.dumps(detail)],
+        )
+        return bool(done)
+
+    async def commit_job(
+        self, action_id: str, owner: str, moved: bool, next_index: int, detail: str
+    ) -> tuple[bool, str]:
+        """Count one job of a list and move past it: (still ours, who asked to cancel)."""
+        owned, cancel = await self._commit_job(
+            keys=[self.key(action_id)],
+            args=[owner, "1" if moved else "0", next_index, now_ms(), detail],
+        )
+        return bool(owned), str(cancel or "")
+
+    async def save_detail(self, action_id: str, detail: dict[str, Any]) -> None:
+        await self.redis.hset(self.key(action_id), "detail", json.dumps(detail))
+
+    async def settle(self, action_id: str, keep_s: int) -> None:
+        """Finished and audited: off the work list; the record expires in ``keep_s``."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self.key(action_id), "settled", "1")
+            pipe.zrem(self.pending_key, action_id)
+            pipe.expire(self.key(action_id), keep_s)
+            pipe.delete(self.ids_key(action_id))
+            await pipe.execute()
+
+    async def forget(self, action_id: str) -> None:
+        """A work-list entry whose record is gone (expired, or deleted by hand)."""
+        await self.redis.zrem(self.pending_key, action_id)
+
+
+def current_store() -> ActionStore:
+    """The store on this event loop's shared client."""
+    return ActionStore(get_client())
