@@ -124,3 +124,18 @@ async def test_pages_load_htmx_and_static_files(
         response = await client.get(src)
         response.close()
         assert response.status_code == 200, src
+
+
+async def test_a_page_past_the_end_says_so_and_links_to_the_last(
+    client: AsyncClient, peer: Peer
+) -> None:
+    for i in range(12):
+        peer("add", "--queue", "few", "--name", f"n{i}", "--data", "{}")
+    html = (await client.get("/queues/q/few/?state=waiting&per_page=10&page=7")).content.decode()
+    assert 'data-testid="past-end"' in html
+    assert "Page 7 is past the end: 12 waiting jobs fill 2 pages." in " ".join(html.split())
+    assert (
+        'href="?state=waiting&amp;page=2&amp;per_page=10&amp;order=desc">Go to the last page'
+        in html
+    )
+    assert row_ids(html) == []
