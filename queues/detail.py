@@ -8,7 +8,6 @@ from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import JobNotFound, QueueNotFound
-from queues.fastpipe import Command
 from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import QueueRef
 from queues.listing import ROW_FIELDS
@@ -59,25 +58,7 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
             raise JobNotFound(f"Job {job_id!r} is not a readable job hash ({raw})")
         if not raw:
             raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
-        state: str | None = next(
-            (
-                s
-                for s, score in zip(_ZSET_STATES, scores, strict=False)
-                if score is not None and not isinstance(score, Exception)
-            ),
-            None,
-        )
-        if state is None:
-            async with redis.pipeline(transaction=False) as pipe:
-                for suffix, _ in _LIST_STATES:
-                    pipe.lpos(ref.key(suffix), job_id)
-                positions = await pipe.execute(raise_on_error=False)
-            found = [
-                name
-                for (_, name), pos in zip(_LIST_STATES, positions, strict=True)
-                if isinstance(pos, int)
-            ]
-            state = found[0] if found else "unknown"
+        state = _zset_state(scores) or await _list_state(ref, job_id)
 
     job = job_from_hash(job_id, raw)
     job["state"] = state
@@ -110,19 +91,21 @@ def _relatives(keys: Any) -> list[dict[str, str]]:
 LIVE_FIELDS = (*(f for f in ROW_FIELDS if f != "data"), "stacktrace")
 
 
-def _state_commands(ref: QueueRef, job_id: str) -> list[Command]:
-    """Where the job is, asked as BullMQ's getState asks: sorted sets first, then the lists."""
-    return [
-        *(("ZSCORE", ref.key(zset_state), job_id) for zset_state in _ZSET_STATES),
-        *(("LPOS", ref.key(suffix), job_id) for suffix, _ in _LIST_STATES),
-    ]
-
-
-def _state_of(replies: list[Any]) -> str:
-    scores, positions = replies[: len(_ZSET_STATES)], replies[len(_ZSET_STATES) :]
+def _zset_state(scores: list[Any]) -> str | None:
+    """The sorted-set state the job is in, from its scores in _ZSET_STATES' order."""
     for state, score in zip(_ZSET_STATES, scores, strict=True):
         if score is not None and not isinstance(score, Exception):
             return state
+    return None
+
+
+async def _list_state(ref: QueueRef, job_id: str) -> str:
+    """The list the job is in. LPOS walks a list, a million waiting jobs long at times: asked
+    only once the sorted sets (O(log n)) have said no, as BullMQ's getState does."""
+    async with get_client().pipeline(transaction=False) as pipe:
+        for suffix, _ in _LIST_STATES:
+            pipe.lpos(ref.key(suffix), job_id)
+        positions = await pipe.execute(raise_on_error=False)
     for (_, name), pos in zip(_LIST_STATES, positions, strict=True):
         if isinstance(pos, int):
             return name
@@ -130,12 +113,13 @@ def _state_of(replies: list[Any]) -> str:
 
 
 async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
-    """The job as its page's live parts show it, with its state, in one round trip;
-    ``{"id", "state": "removed"}`` once gone."""
+    """The job as its page's live parts show it, with its state (one round trip, two for a job
+    in a list); ``{"id", "state": "removed"}`` once gone."""
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     async with translate_redis_errors():
-        rows, where = await read_capped_fields(
-            get_client(), [ref.job_key(job_id)], cap, LIVE_FIELDS, _state_commands(ref, job_id)
+        zscores = [("ZSCORE", ref.key(state), job_id) for state in _ZSET_STATES]
+        rows, scores = await read_capped_fields(
+            get_client(), [ref.job_key(job_id)], cap, LIVE_FIELDS, zscores
         )
     ((values, cut_flat),) = rows
     if cut_flat and cut_flat[0] == 0:
@@ -145,6 +129,7 @@ async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
         return {"id": job_id, "state": "removed"}
     cut = {LIVE_FIELDS[i - 1]: size for i, size in zip(cut_flat[::2], cut_flat[1::2], strict=True)}
     job = job_from_hash(job_id, raw, cut)
-    job["state"] = _state_of(where)
-    job["dueAt"] = due_at_ms(where[_ZSET_STATES.index("delayed")])
+    async with translate_redis_errors():
+        job["state"] = _zset_state(scores) or await _list_state(ref, job_id)
+    job["dueAt"] = due_at_ms(scores[_ZSET_STATES.index("delayed")])
     return job
