@@ -21,9 +21,10 @@ from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
 from queues import counts, interest, live_protocol
 from queues.detail import job_live_view
 from queues.errors import BullpenError
-from queues.follower import counts_entry
+from queues.interest import Interest
 from queues.keys import QueueRef
 from queues.listing import job_page
+from queues.live.counts import counts_entry
 
 MAX_WATCHES = 50
 MAX_ID = 1024  # longer queue names or job ids cannot be BullMQ's
@@ -31,6 +32,9 @@ SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    # What this process's pages watch: this page's watches are counted there (set on accept).
+    registry: Interest
+
     async def connect(self) -> None:
         self.groups_joined: set[str] = set()
         self.delivered: dict[str, int] = {}
@@ -46,6 +50,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.accept()
         self._live_send = _under_session_wrappers(self.base_send)
         follower = live.ensure_started()
+        self.registry = live.interest()
         await self._join(("status",))
         state = "down" if follower.redis_ok is False else "ok"
         await self.send_json({"type": "status", "redis": state})
@@ -85,18 +90,18 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self._join(("overview",))
             if not self.overview:
                 self.overview = True
-                interest.local.watch_overview()
+                self.registry.watch_overview()
         elif watch == "queue" and _valid(slug):
             await self._join(("queue", slug))  # its counts, rows and progress
             if slug not in self.queues:
                 self.queues.add(slug)
-                interest.local.watch_queue(slug)
+                self.registry.watch_queue(slug)
         elif watch == "job" and _valid(slug) and _valid(job_id):
             key = (slug, job_id)
             await self._join(("job", *key))
             if key not in self.jobs:
                 self.jobs.add(key)
-                interest.local.watch_job(*key)
+                self.registry.watch_job(*key)
         else:
             await self.send_json({"type": "error", "error": "unknown watch"})
             return
@@ -164,11 +169,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def _unwatch_all(self) -> None:
         for slug in getattr(self, "queues", set()):
-            interest.local.unwatch_queue(slug)
+            self.registry.unwatch_queue(slug)
         for key in getattr(self, "jobs", set()):
-            interest.local.unwatch_job(*key)
+            self.registry.unwatch_job(*key)
         if getattr(self, "overview", False):
-            interest.local.unwatch_overview()
+            self.registry.unwatch_overview()
         self.queues, self.jobs, self.overview = set(), set(), False
         status = live.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):

@@ -2,7 +2,9 @@
 
 The follower runs once per server process (started by the first websocket that connects) and
 only the process holding the live lease reads Redis; every process gets the messages through
-the channel layer, once per process, and hands them to its own pages (fanout.py).
+the channel layer, once per process, and hands them to its own pages (fanout.py). What the
+process's pages watch is one registry per process, kept by its supervisor: the websocket
+consumers write it, the follower publishes it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from channels.layers import get_channel_layer
 from dashboard import background, fanout
 from queues.cancelling import cancel_and_wait
 from queues.follower import Follower
+from queues.interest import Interest
 from queues.live_protocol import LiveMessage, Topic
 
 log = logging.getLogger("bullpen.live")
@@ -44,8 +47,9 @@ class Supervisor:
     """Runs this process's follower and starts a fresh one, with backoff, if it ever ends:
     live updates must not stop for good because of one unforeseen error."""
 
-    def __init__(self) -> None:
-        self.follower = Follower(publish)
+    def __init__(self, interest: Interest) -> None:
+        self.interest = interest
+        self.follower = Follower(publish, interest)
         self.restarts = 0
 
     async def run(self) -> None:
@@ -60,19 +64,30 @@ class Supervisor:
                 log.warning("live updates: the follower ended; starting a new one")
             self.restarts += 1
             await asyncio.sleep(min(30.0, 0.5 * 2 ** min(self.restarts, 6)))
-            self.follower = Follower(publish)
+            self.follower = Follower(publish, self.interest)
 
 
-def ensure_started() -> Follower:
+def _supervisor() -> Supervisor:
     background.ensure_runner()  # bulk actions a stopped process left resume with the first page
     loop = asyncio.get_running_loop()
     running = _running.get(loop)
     if running is None or running[1].done():
-        supervisor = Supervisor()
+        # Pages still open keep their watches when a new supervisor takes over.
+        interest = running[0].interest if running is not None else Interest()
+        supervisor = Supervisor(interest)
         task = loop.create_task(supervisor.run(), name="bullpen-live-follower")
         running = (supervisor, task)
         _running[loop] = running
-    return running[0].follower
+    return running[0]
+
+
+def ensure_started() -> Follower:
+    return _supervisor().follower
+
+
+def interest() -> Interest:
+    """What this process's pages watch (the registry its follower publishes), started with it."""
+    return _supervisor().interest
 
 
 async def stop() -> None:

@@ -22,6 +22,9 @@ STALE_MS = 15_000
 
 @dataclass
 class Interest:
+    """What one process's pages watch, counted per watcher: its websocket consumers update it,
+    its follower publishes it."""
+
     queues: Counter[str] = field(default_factory=Counter)
     jobs: Counter[JobKey] = field(default_factory=Counter)
     overview: int = 0
@@ -69,10 +72,6 @@ class Interest:
                 "at": int(time.time() * 1000),
             }
         )
-
-
-# The process-wide registry the websocket consumers update.
-local = Interest()
 
 
 async def publish(redis: aioredis.Redis, key: str, owner: str, interest: Interest) -> None:

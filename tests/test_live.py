@@ -114,7 +114,7 @@ async def test_queue_watch_gets_rows_and_progress(
     # Rows come from the event stream: wait until the follower follows this new queue's.
     follower = live.ensure_started()
     for _ in range(100):
-        if any(ref.name == "img" for ref in follower.refs.values()):
+        if any(ref.name == "img" for ref in follower.streams.refs.values()):
             break
         await asyncio.sleep(0.1)
     added = await run_peer(

@@ -1,0 +1,142 @@
+"""Live counts: moved by each event without a Redis read (count_estimate.py), re-read exactly
+soon after an event the estimate cannot follow, and every ``resync_interval`` while the queue
+changes; only what changed goes out."""
+
+from __future__ import annotations
+
+import time
+
+from queues import live_protocol
+from queues.count_estimate import CountEstimates, Effect
+from queues.counts import read_summaries
+from queues.events import QueueEvent
+from queues.keys import QueueRef
+from queues.live.outbox import Outbox
+from queues.live.watching import Watching
+from queues.live_protocol import CountsEntry, LiveMessage
+
+
+def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> CountsEntry:
+    """One queue in a ``counts`` message."""
+    return live_protocol.counts_entry(ref.slug, ref.name, counts, paused)
+
+
+class LiveCounts:
+    def __init__(
+        self, outbox: Outbox, watching: Watching, counts_interval: float, resync_interval: float
+    ) -> None:
+        self.outbox = outbox
+        self.watching = watching
+        # An exact re-read follows an event the estimate cannot follow within counts_interval,
+        # and any change within resync_interval.
+        self.counts_interval = counts_interval
+        self.resync_interval = resync_interval
+        self.estimates = CountEstimates()
+        self.legacy_paused: frozenset[QueueRef] = frozenset()
+        # Queue → time (ms) of the oldest event that moved its counts and is not yet sent.
+        self.moved: dict[QueueRef, int] = {}
+        # Queue → time (ms) of the oldest event the estimate could not follow (read soon).
+        self.uncertain: dict[QueueRef, int] = {}
+        self.resync_at: dict[QueueRef, float] = {}  # queue → when to re-read it exactly
+        self.events_taken: dict[QueueRef, int] = {}
+        self.read_at: dict[QueueRef, float] = {}
+        self.last_sent: dict[QueueRef, CountsEntry] = {}
+
+    def snapshot(self) -> LiveMessage | None:
+        """Last known counts of every queue (no Redis read), for a page that just connected."""
+        if not self.last_sent:
+            return None
+        return live_protocol.counts_message(list(self.last_sent.values()))
+
+    def take(self, ref: QueueRef, event: QueueEvent) -> None:
+        at = event.at_ms
+        self.events_taken[ref] = self.events_taken.get(ref, 0) + 1
+        effect = self.estimates.apply(ref, event)
+        if effect is not Effect.NONE:
+            self.moved.setdefault(ref, at)
+            self.resync_at.setdefault(ref, time.monotonic() + self.resync_interval)
+        if effect is Effect.UNCERTAIN:
+            self.uncertain.setdefault(ref, at)
+
+    def restart(self) -> None:
+        """Forget the estimates' history: they start again from exact reads."""
+        self.estimates.clear()
+        self.moved.clear()
+        self.uncertain.clear()
+        self.resync_at.clear()
+
+    def forget_sent(self) -> None:
+        """Redis is away: what the pages were sent is no longer known to hold."""
+        self.last_sent.clear()
+        self.estimates.clear()
+
+    async def refresh_all(self, queues: list[QueueRef]) -> None:
+        """Every queue there is: re-read those not read lately, and send all their counts."""
+        for ref in set(self.last_sent) - set(queues):
+            self.last_sent.pop(ref, None)
+            self.estimates.forget(ref)
+        # Queues read exactly within the resync interval are fresh enough already.
+        now = time.monotonic()
+        stale = [
+            ref
+            for ref in queues
+            if now - self.read_at.get(ref, 0) >= self.resync_interval
+            or not self.estimates.known(ref)
+        ]
+        await self.read_exact(stale)
+        # Everything, changed or not: pages served by processes that do not read Redis have
+        # no snapshot of their own.
+        self._send(queues, 0, everything=True)
+
+    async def flush(self) -> None:
+        """Re-read the queues that are due, and send the counts the events moved."""
+        now = time.monotonic()
+        due = {
+            ref for ref in self.uncertain if now - self.read_at.get(ref, 0) >= self.counts_interval
+        }
+        due.update(ref for ref, at in self.resync_at.items() if at <= now)
+        if due:
+            await self.read_exact(list(due))
+        if self.moved:
+            moved, self.moved = self.moved, {}
+            self._send(list(moved), min(moved.values()))
+
+    async def read_exact(self, refs: list[QueueRef]) -> None:
+        """Re-read ``refs``' counts, make them the estimates' new base, and send what changed."""
+        if not refs:
+            return
+        taken = {ref: self.events_taken.get(ref, 0) for ref in refs}
+        summaries = await read_summaries(refs, self.legacy_paused)
+        now = time.monotonic()
+        for item in summaries:
+            ref = item.ref
+            self.estimates.set_exact(ref, item.counts, item.paused, ref in self.legacy_paused)
+            self.read_at[ref] = now
+            self.uncertain.pop(ref, None)
+            if self.events_taken.get(ref, 0) != taken[ref]:
+                # Events came in while reading: the read may or may not hold them.
+                self.resync_at[ref] = now + self.resync_interval
+            else:
+                self.resync_at.pop(ref, None)
+        # The oldest event these counts are the first to show (0: a resync shows no new event).
+        pending = [self.moved.pop(item.ref) for item in summaries if item.ref in self.moved]
+        self._send([item.ref for item in summaries], min(pending, default=0))
+
+    def _send(self, refs: list[QueueRef], event_at: int, *, everything: bool = False) -> None:
+        """``event_at``: when the oldest event behind these counts was written (0: none)."""
+        changed = []
+        for ref in refs:
+            if not self.estimates.known(ref):
+                continue
+            entry = counts_entry(ref, self.estimates.counts(ref), self.estimates.paused(ref))
+            if everything or self.last_sent.get(ref) != entry:
+                changed.append(entry)
+            self.last_sent[ref] = entry
+        if not changed:
+            return
+        self.outbox.emit(("overview",), live_protocol.counts_message(changed, event_at))
+        for entry in changed:
+            if entry["slug"] in self.watching.queues:
+                self.outbox.emit(
+                    ("queue", entry["slug"]), live_protocol.counts_message([entry], event_at)
+                )

@@ -1,0 +1,75 @@
+"""This process's part in the deployment: the lease that makes one process the reader of the
+event streams, and the exchange of what each process's pages watch (every process publishes
+its own; the reader reads them all).
+
+The lease is ``queues.lease.Lease`` rather than redis-py's ``Lock``: when Redis refuses writes
+at maxmemory the lease is held "unwritten" while nobody else holds one, so that live updates go
+on, and its owner token names the process in the interest hash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from queues import interest
+from queues.interest import Interest, JobKey
+from queues.lease import Lease
+from queues.live.status import REDIS_ERRORS, RedisStatus
+
+
+class Leadership:
+    def __init__(
+        self,
+        registry: Interest,
+        lease_key: str,
+        interest_key: str,
+        lease_ttl_ms: int,
+        status: RedisStatus,
+    ) -> None:
+        self.registry = registry  # what this process's pages watch
+        self.lease_key = lease_key
+        self.interest_key = interest_key
+        self.lease_ttl_ms = lease_ttl_ms
+        self.status = status
+        self.leader = False
+        self._lease: Lease | None = None
+
+    def _lease_on(self, redis: aioredis.Redis) -> Lease:
+        if self._lease is None:
+            self._lease = Lease(redis, self.lease_key, self.lease_ttl_ms)
+        return self._lease
+
+    async def renew(self, redis: aioredis.Redis) -> bool:
+        """Take or keep the lease; True when this process has just become the reader."""
+        lease = self._lease_on(redis)
+        was_leader = self.leader
+        self.leader = await lease.acquire_or_renew()
+        if lease.unwritten:
+            self.status.refused(
+                "lease", "Redis refuses writes; reading while no other reader is known"
+            )
+        else:
+            self.status.accepted("lease")
+        return self.leader and not was_leader
+
+    async def publish_interest(self, redis: aioredis.Redis) -> None:
+        """What this process's pages watch; refused under maxmemory, when only this
+        process's own pages are served (the reader adds them without the exchange)."""
+        owner = self._lease_on(redis).owner
+        try:
+            await interest.publish(redis, self.interest_key, owner, self.registry)
+            self.status.accepted("interest")
+        except ResponseError as error:
+            self.status.refused("interest", error)
+
+    async def read_interest(self, redis: aioredis.Redis) -> tuple[set[str], set[JobKey], bool]:
+        """What the pages of every live process watch."""
+        return await interest.read_all(redis, self.interest_key)
+
+    async def release(self) -> None:
+        if self._lease is not None:
+            with contextlib.suppress(*REDIS_ERRORS):
+                await self._lease.release()

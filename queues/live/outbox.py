@@ -1,0 +1,57 @@
+"""What one housekeeping pass has for the pages, handed to the channel layer.
+
+One websocket message per topic per pass: a page gets a few messages a second however busy
+the queues are, which is what keeps hundreds of viewers cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from queues import live_protocol
+from queues.live_protocol import LiveMessage, Topic
+
+log = logging.getLogger("bullpen.live")
+
+Publish = Callable[[Topic, LiveMessage], Awaitable[None]]
+
+
+class Outbox:
+    def __init__(self, publish: Publish, layer_back: Callable[[], None]) -> None:
+        """``layer_back`` is called when the channel layer takes messages again after
+        refusing some: the pages missed messages."""
+        self._publish = publish
+        self._layer_back = layer_back
+        self.layer_ok = True  # the channel layer took the last message
+        self._pending: dict[Topic, list[LiveMessage]] = {}
+
+    def emit(self, topic: Topic, message: LiveMessage) -> None:
+        self._pending.setdefault(topic, []).append(message)
+
+    def clear(self) -> None:
+        self._pending.clear()
+
+    async def send(self) -> None:
+        """Everything emitted since the last send: one message per topic."""
+        pending, self._pending = self._pending, {}
+        for topic, messages in pending.items():
+            message = messages[0] if len(messages) == 1 else live_protocol.batch_message(messages)
+            if not await self.publish(topic, message):
+                return  # the channel layer is away: what is left goes stale, resent on return
+
+    async def publish(self, topic: Topic, message: LiveMessage) -> bool:
+        """Hand a message to the channel layer now; its failure is the layer's, never the
+        queues' Redis's, and never ends live updates."""
+        try:
+            await self._publish(topic, message)
+        except Exception as error:  # any layer's error: in-memory, Redis, or a custom one
+            if self.layer_ok:
+                log.warning("live updates: the channel layer refused a message: %r", error)
+            self.layer_ok = False
+            return False
+        if not self.layer_ok:
+            log.info("live updates: the channel layer takes messages again")
+            self.layer_ok = True
+            self._layer_back()
+        return True

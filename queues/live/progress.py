@@ -1,0 +1,42 @@
+"""Progress of jobs, from the events themselves (no Redis read): to a watched queue's page and
+to each watched job's page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from queues import live_protocol
+from queues.events import QueueEvent
+from queues.keys import QueueRef
+from queues.live.outbox import Outbox
+from queues.live.watching import Watching
+from queues.live_protocol import ProgressUpdate
+
+
+class ProgressUpdates:
+    def __init__(self, outbox: Outbox, watching: Watching) -> None:
+        self.outbox = outbox
+        self.watching = watching
+        # Queue → job id → (its latest progress, when the event was written in ms).
+        self.pending: dict[QueueRef, dict[str, tuple[Any, int]]] = {}
+
+    def take(self, ref: QueueRef, event: QueueEvent) -> None:
+        if event.job_id:
+            self.pending.setdefault(ref, {})[event.job_id] = (event.progress(), event.at_ms)
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, {}
+        for ref, jobs in pending.items():
+            updates: list[ProgressUpdate] = [
+                {"id": job_id, "progress": value, "at": at} for job_id, (value, at) in jobs.items()
+            ]
+            if ref.slug in self.watching.queues:
+                self.outbox.emit(
+                    ("queue", ref.slug), live_protocol.progress_message(ref.slug, updates, "queue")
+                )
+            for update in updates:
+                if (ref.slug, update["id"]) in self.watching.jobs:
+                    self.outbox.emit(
+                        ("job", ref.slug, update["id"]),
+                        live_protocol.progress_message(ref.slug, [update], "job"),
+                    )

@@ -1,0 +1,97 @@
+"""Rows of watched queue pages whose jobs changed state, and the state of watched jobs.
+
+Job hashes are read within a budget of ``row_reads_per_second`` (the newest changes first); the
+other changes go out state-only, and the page moves or drops those rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+from queues import live_protocol
+from queues.conf import get_config
+from queues.detail import job_live_view
+from queues.events import QueueEvent
+from queues.keys import QueueRef
+from queues.listing import fetch_jobs
+from queues.live.outbox import Outbox
+from queues.live.watching import Watching
+from queues.live_protocol import Removal, RowChange
+
+
+class TokenBucket:
+    """Reads allowed per second, saved up for at most one second."""
+
+    def __init__(self, per_second: float, batch: int) -> None:
+        self.per_second = per_second
+        # Reads are granted in batches of at least this many (each read is a script call).
+        self.batch = batch
+        self.tokens = 0.0
+        self.filled_at = time.monotonic()
+
+    def take(self, wanted: int) -> int:
+        """How many of ``wanted`` reads may be done now (0 until a batch is saved up)."""
+        now = time.monotonic()
+        rate = self.per_second
+        self.tokens = min(rate, self.tokens + (now - self.filled_at) * rate)
+        self.filled_at = now
+        if self.tokens < min(wanted, self.batch):
+            return 0
+        granted = min(wanted, int(self.tokens))
+        self.tokens -= granted
+        return granted
+
+
+class RowChanges:
+    ROW_READ_BATCH = 3
+
+    def __init__(self, outbox: Outbox, watching: Watching, reads_per_second: float) -> None:
+        self.outbox = outbox
+        self.watching = watching
+        self.budget = TokenBucket(reads_per_second, self.ROW_READ_BATCH)
+        # Queue → job id → (its new state, when the event was written in ms).
+        self.changed: dict[QueueRef, dict[str, tuple[str, int]]] = {}
+
+    def take(self, ref: QueueRef, event: QueueEvent) -> None:
+        if not event.job_id:
+            return
+        state = event.new_state or ("removed" if event.event == "removed" else None)
+        if state:
+            self.changed.setdefault(ref, {})[event.job_id] = (state, event.at_ms)
+
+    def clear(self) -> None:
+        self.changed.clear()
+
+    async def flush(self) -> None:
+        cap = int(get_config()["LIST_FIELD_CAP"])
+        for ref in list(self.changed):
+            jobs = self.changed.pop(ref)
+            # A watched job's page gets its state as Redis holds it now, read after the event.
+            for job_id in jobs:
+                if (ref.slug, job_id) in self.watching.jobs:
+                    view = await job_live_view(ref, job_id)
+                    self.outbox.emit(
+                        ("job", ref.slug, job_id), live_protocol.job_message(ref.slug, view)
+                    )
+            if ref.slug not in self.watching.queues:
+                continue
+            # Read the newest changes within the budget; the rest go out state-only.
+            live = [job_id for job_id, (state, _) in jobs.items() if state != "removed"]
+            granted = self.budget.take(len(live))
+            to_read = live[len(live) - granted :] if granted else []
+            fetched = await fetch_jobs(ref, to_read, cap) if to_read else []
+            rows = {row["id"]: row for row in fetched}
+            out: list[RowChange] = []
+            removed: list[Removal] = []
+            for job_id, (state, at) in jobs.items():
+                row = rows.get(job_id)
+                if state == "removed" or (row is None and job_id in to_read):
+                    removed.append({"id": job_id, "at": at})
+                elif row is None:
+                    out.append({"id": job_id, "state": state, "at": at})
+                else:
+                    row["state"] = state
+                    out.append({"id": job_id, "state": state, "at": at, "job": row})
+            self.outbox.emit(
+                ("queue", ref.slug), live_protocol.rows_message(ref.slug, out, removed)
+            )

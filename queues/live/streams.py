@@ -1,0 +1,90 @@
+"""Reading the followed queues' BullMQ event streams: one blocking XREAD for all of them, each
+resumed from the last id read, on a connection of its own (a blocked read holds it)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from queues.cancelling import raise_if_cancelled
+from queues.connection import new_client
+from queues.events import QueueEvent, parse_entry
+from queues.keys import QueueRef
+from queues.live.status import REDIS_ERRORS
+
+TakeEvent = Callable[[QueueRef, QueueEvent], None]
+ReadFailed = Callable[[str], Awaitable[None]]
+
+
+class StreamReader:
+    def __init__(self, block_ms: int, read_pause: float) -> None:
+        self.block_ms = block_ms
+        # Pause after a read that returned events, so that a busy stream is read in batches.
+        self.read_pause = read_pause
+        self.refs: dict[str, QueueRef] = {}  # events stream key → queue
+        self.last_ids: dict[str, str] = {}
+        self._client: aioredis.Redis | None = None
+
+    def follows(self, ref: QueueRef) -> bool:
+        return ref.key("events") in self.refs
+
+    async def follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
+        """Follow ``new`` queues' streams from their current ends: what came before is in
+        the counts."""
+        if not new:
+            return
+        async with redis.pipeline(transaction=False) as pipe:
+            for ref in new:
+                pipe.xrevrange(ref.key("events"), count=1)
+            tails = await pipe.execute(raise_on_error=False)
+        for ref, tail in zip(new, tails, strict=True):
+            last = tail[0][0] if isinstance(tail, list) and tail else "0-0"
+            self.last_ids[ref.key("events")] = last
+            self.refs[ref.key("events")] = ref
+
+    def forget_all(self) -> None:
+        """Follow nothing until told again (the streams are then read from their ends)."""
+        self.refs.clear()
+        self.last_ids.clear()
+
+    async def read_forever(
+        self, may_read: Callable[[], bool], take: TakeEvent, failed: ReadFailed, wake: asyncio.Event
+    ) -> None:
+        """Hand every event to ``take`` while ``may_read()``; ``wake`` is set after a read
+        that returned events, ``failed`` is told when Redis is away."""
+        while True:
+            raise_if_cancelled()
+            if not may_read() or not self.refs:
+                await asyncio.sleep(0.2)
+                continue
+            try:
+                if self._client is None:
+                    self._client = new_client(blocking=True)
+                streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
+                reply: Any = await self._client.xread(streams, count=1000, block=self.block_ms)
+            except REDIS_ERRORS as error:
+                await self.reset()
+                await failed(str(error))
+                await asyncio.sleep(1)
+                continue
+            for stream_key, entries in reply or []:
+                ref = self.refs.get(stream_key)
+                if ref is None:
+                    continue
+                for stream_id, fields in entries:
+                    self.last_ids[stream_key] = stream_id
+                    take(ref, parse_entry(stream_id, fields))
+            if reply:
+                wake.set()
+                await asyncio.sleep(self.read_pause)
+
+    async def reset(self) -> None:
+        """Drop the reading connection (a new one is made for the next read)."""
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+        self._client = None

@@ -1,0 +1,47 @@
+"""What the pages of every process watch, as the reader serves it.
+
+The union of every process's published interest (read every ``interest_interval``), plus this
+process's own pages at once, so that they need not wait for the next exchange.
+"""
+
+from __future__ import annotations
+
+import time
+
+from queues.interest import Interest, JobKey
+
+
+class Watching:
+    # Nothing watched for this long: the reader stops reading until a page watches again.
+    IDLE_AFTER = 30.0
+
+    def __init__(self) -> None:
+        self.queues: set[str] = set()
+        self.jobs: set[JobKey] = set()
+        self.overview = False
+        self.idle_since: float | None = None
+
+    @property
+    def idle(self) -> bool:
+        """No page anywhere has watched anything for IDLE_AFTER seconds."""
+        return self.idle_since is not None and time.monotonic() - self.idle_since > self.IDLE_AFTER
+
+    def everywhere(self, queues: set[str], jobs: set[JobKey], overview: bool) -> bool:
+        """Take every process's interest; True when it ends a time of idleness."""
+        self.queues, self.jobs, self.overview = queues, jobs, overview
+        if not (queues or jobs or overview):
+            if self.idle_since is None:
+                self.idle_since = time.monotonic()
+            return False
+        woke = self.idle
+        self.idle_since = None
+        return woke
+
+    def add_own(self, registry: Interest) -> None:
+        """This process's own pages count at once."""
+        if registry.empty:
+            return
+        self.queues.update(registry.queues)
+        self.jobs.update(registry.jobs)
+        self.overview = self.overview or registry.overview > 0
+        self.idle_since = None
