@@ -34,11 +34,11 @@ from queues import live_protocol
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.conf import get_config
 from queues.connection import get_client
-from queues.discovery import Discovered, discovered, known
 from queues.events import QueueEvent
 from queues.interest import Interest
 from queues.keys import QueueRef
 from queues.live.counts import LiveCounts
+from queues.live.following import QueueFollowing
 from queues.live.leadership import Leadership
 from queues.live.logs import LogTails
 from queues.live.outbox import Outbox, Publish
@@ -121,7 +121,8 @@ class Follower:
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
         self.sampler = MinuteSampler()
-        self.new_queues = NewQueueScanner(list(get_config()["PREFIXES"]), s.new_queue_scan_keys)
+        scanner = NewQueueScanner(list(get_config()["PREFIXES"]), s.new_queue_scan_keys)
+        self.following = QueueFollowing(self.streams, self.counts, self.watching, scanner)
 
     @property
     def leader(self) -> bool:
@@ -216,14 +217,14 @@ class Follower:
         if watching.idle:
             return  # nobody watches any page: read nothing until someone does
         if chores.full_refresh.due():
-            found = await self._follow_discovered(redis)
+            found = await self.following.discovered(redis)
             await self.counts.refresh_all(list(found.queues))
         elif chores.discover.due():
-            await self._follow_discovered(redis)
+            await self.following.discovered(redis)
         elif chores.adopt.due():
-            await self._adopt_watched(redis)
+            await self.following.watched(redis)
             if watching.overview:
-                await self._adopt_new_queues(redis)
+                await self.following.newly_created(redis)
         self.progress.flush()
         await self.rows.flush()
         await self.counts.flush()
@@ -255,38 +256,3 @@ class Follower:
         else:
             self.counts.forget_sent()
         await self.outbox.publish(("status",), live_protocol.status_message(ok, detail))
-
-    # ---- following queues ------------------------------------------------------------------
-
-    async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
-        """Follow ``new`` queues from their streams' ends, with their counts read exactly."""
-        await self.streams.follow(redis, new)
-        await self.counts.read_exact(new)
-
-    async def _adopt_watched(self, redis: aioredis.Redis) -> None:
-        """Follow at once a watched queue created since the last full refresh."""
-        following = {ref.slug for ref in self.streams.refs.values()}
-        wanted = self.watching.queues | {slug for slug, _ in self.watching.jobs}
-        new = []
-        for slug in wanted - following:
-            try:
-                ref = QueueRef.from_slug(slug)
-            except Exception:  # noqa: S112 - a page watching a queue that cannot exist
-                continue
-            if await known(ref):
-                new.append(ref)
-        await self._follow(redis, new)
-
-    async def _adopt_new_queues(self, redis: aioredis.Redis) -> None:
-        """Follow queues created since the last look, within a second or two (new_queues.py):
-        their counts reach the overviews, which add their rows."""
-        seen = await self.new_queues.step(redis)
-        following = set(self.streams.refs.values())
-        await self._follow(redis, [ref for ref in seen if ref not in following])
-
-    async def _follow_discovered(self, redis: aioredis.Redis) -> Discovered:
-        """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
-        found = await discovered()
-        self.counts.legacy_paused = found.legacy_paused
-        await self._follow(redis, [ref for ref in found.queues if not self.streams.follows(ref)])
-        return found

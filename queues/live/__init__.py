@@ -1,6 +1,7 @@
 """The parts of the live follower (``queues/follower.py`` composes them).
 
-``streams``: the blocking XREAD of every followed event stream. ``leadership``: the lease that
+``streams``: the blocking XREAD of every followed event stream; ``following``: which queues it
+follows (discovered, watched, newly created). ``leadership``: the lease that
 makes one process the reader, and the exchange of what every process's pages watch.
 ``watching``: that interest, as the reader serves it. ``schedule``: when each periodic chore is
 next due. ``counts``, ``rows``, ``progress``, ``logs``: what the events become for the pages.

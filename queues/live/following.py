@@ -1,0 +1,60 @@
+"""Which queues the reader follows: those discovery finds, those a page watches, and those the
+new-queue scan sees while an overview is open. A queue is followed from its stream's end, with
+its counts read exactly: what came before is in the counts."""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+
+from queues.discovery import Discovered, discovered, known
+from queues.keys import QueueRef
+from queues.live.counts import LiveCounts
+from queues.live.streams import StreamReader
+from queues.live.watching import Watching
+from queues.new_queues import NewQueueScanner
+
+
+class QueueFollowing:
+    def __init__(
+        self,
+        streams: StreamReader,
+        counts: LiveCounts,
+        watching: Watching,
+        new_queues: NewQueueScanner,
+    ) -> None:
+        self.streams = streams
+        self.counts = counts
+        self.watching = watching
+        self.new_queues = new_queues
+
+    async def discovered(self, redis: aioredis.Redis) -> Discovered:
+        """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
+        found = await discovered()
+        self.counts.legacy_paused = found.legacy_paused
+        await self._follow(redis, [ref for ref in found.queues if not self.streams.follows(ref)])
+        return found
+
+    async def watched(self, redis: aioredis.Redis) -> None:
+        """Follow at once a watched queue created since the last full refresh."""
+        following = {ref.slug for ref in self.streams.refs.values()}
+        wanted = self.watching.queues | {slug for slug, _ in self.watching.jobs}
+        new = []
+        for slug in wanted - following:
+            try:
+                ref = QueueRef.from_slug(slug)
+            except Exception:  # noqa: S112 - a page watching a queue that cannot exist
+                continue
+            if await known(ref):
+                new.append(ref)
+        await self._follow(redis, new)
+
+    async def newly_created(self, redis: aioredis.Redis) -> None:
+        """Follow queues created since the last look, within a second or two (new_queues.py):
+        their counts reach the overviews, which add their rows."""
+        seen = await self.new_queues.step(redis)
+        following = set(self.streams.refs.values())
+        await self._follow(redis, [ref for ref in seen if ref not in following])
+
+    async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
+        await self.streams.follow(redis, new)
+        await self.counts.read_exact(new)
