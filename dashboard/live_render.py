@@ -145,18 +145,24 @@ def _render_progress(scope: str, value: Any) -> str:
 
 
 def _progress(message: ProgressMessage) -> dict[str, Any]:
-    # A queue page swaps a row's progress cell, a job page its progress box.
-    def html(value: Any) -> str:
-        return _progress_html(message["scope"], json.dumps(value, sort_keys=True))
-
-    updates = [
-        {"id": update["id"], "at": update["at"], "html": html(update["progress"])}
-        for update in message["updates"]
-    ]
+    # A queue page swaps a row's progress cell, a job page its progress box. Workers report the
+    # same few values for many jobs at once, so each distinct cell is sent once and the updates
+    # point at it: the message stays small however many jobs move.
+    cells: list[str] = []
+    index: dict[str, int] = {}
+    updates = []
+    for update in message["updates"]:
+        value_json = json.dumps(update["progress"], sort_keys=True)
+        cell = index.get(value_json)
+        if cell is None:
+            cell = index[value_json] = len(cells)
+            cells.append(_progress_html(message["scope"], value_json))
+        updates.append({"id": update["id"], "at": update["at"], "cell": cell})
     return {
         "type": "progress",
         "queue": message["queue"],
         "scope": message["scope"],
+        "cells": cells,
         "updates": updates,
     }
 

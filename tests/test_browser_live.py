@@ -63,4 +63,23 @@ async def test_counts_and_progress_move_on_screen(
         await work
         assert await page.evaluate("window.bullpenNoReload === true")
         await page.screenshot(path=tmp_path / "job-done.png", full_page=True)
+
+        # The queue's active tab: the next job's row arrives live and its progress cell moves.
+        await page.goto(f"{bullpen_server.url}/queues/q/render/?state=active")
+        await expect(page.locator("#live-status")).to_have_text("live")
+        await page.evaluate("window.bullpenNoReload = true")
+        await asyncio.sleep(1.5)  # the watch reaches the follower
+        work = asyncio.create_task(
+            asyncio.to_thread(
+                peer, "work", "--queue", "render", "--count", "1", "--progress", "--step-ms", "1500"
+            )
+        )
+        cell = page.locator("#job-list tr[data-job-id] .progress-cell progress")
+        await expect(cell).to_have_attribute("value", "50", timeout=15000)
+        await expect(page.locator("#job-list tr[data-job-id] .progress-cell")).to_contain_text(
+            "50%"
+        )
+        await page.screenshot(path=tmp_path / "queue-progress.png")
+        await work
+        assert await page.evaluate("window.bullpenNoReload === true")
         await browser.close()

@@ -133,6 +133,9 @@ async def test_queue_watch_gets_rows_and_progress(
     progress, _ = await wait_for(socket, lambda m: m["type"] == "progress")
     assert progress["queue"] == "img" and progress["updates"]
     assert all(u["at"] > 0 for u in progress["updates"])
+    # Each distinct cell is sent once; every update points at one of them.
+    assert len(set(progress["cells"])) == len(progress["cells"])
+    assert all("<progress" in progress["cells"][u["cell"]] for u in progress["updates"])
     finished, _ = await wait_for(
         socket,
         lambda m: (

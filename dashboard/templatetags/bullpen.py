@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -53,15 +54,12 @@ def timestamp(ms: Any) -> SafeString:
     if moment is None:
         return format_html('<span class="muted">{}</span>', "—" if ms in (None, "") else str(ms))
     absolute = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
-    now_ms = datetime.now(tz=UTC).timestamp() * 1000
-    return format_html(
-        '<time datetime="{}" data-ms="{}" title="{}"><span class="abs">{}</span> '
-        '<span class="rel">{}</span></time>',
-        moment.isoformat(),
-        int(ms),
-        absolute,
-        absolute,
-        relative(float(ms), now_ms),
+    rel = relative(float(ms), time.time() * 1000)
+    # Every part is made here from a number, so there is nothing to escape: plain formatting
+    # keeps this cheap for lists that show three times per row.
+    return mark_safe(  # noqa: S308
+        f'<time datetime="{moment.isoformat()}" data-ms="{int(ms)}" title="{absolute}">'
+        f'<span class="abs">{absolute}</span> <span class="rel">{rel}</span></time>'
     )
 
 

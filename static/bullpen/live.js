@@ -346,9 +346,9 @@
       if (message.scope === "queue" && watch.watch === "queue") {
         var row = document.querySelector('#job-list tr[data-job-id="' + CSS.escape(update.id) + '"]');
         var cell = row && row.querySelector(".progress-cell");
-        if (cell) cell.replaceChildren(parse(update.html));
+        if (cell) cell.replaceChildren(parse(message.cells[update.cell]));
       } else if (message.scope === "job" && watch.watch === "job" && watch.id === update.id) {
-        swapById(update.html);
+        swapById(message.cells[update.cell]);
       }
     });
   }
