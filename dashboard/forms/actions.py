@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from dashboard.forms.fields import (
     ABSENT,
     ChoiceTextField,
-    DurationField,
+    HumanDurationField,
     JobIdsField,
     JsonField,
     TextField,
@@ -50,7 +50,7 @@ class RetryAllForm(forms.Form):
 class CleanForm(forms.Form):
     state = TextField()
     # ``grace`` as a person types it ("30 min"), or ``grace_ms`` as API clients always sent.
-    grace = DurationField(default=DEFAULT_GRACE)
+    grace = HumanDurationField(default=DEFAULT_GRACE)
     grace_ms = milliseconds_field()
     limit = WholeNumberField(default=0, low=0, high=MAX_CLEAN_LIMIT)
 

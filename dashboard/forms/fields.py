@@ -46,7 +46,20 @@ def _as_int(raw: Any) -> int | None:
     return None
 
 
-class WholeNumberField(forms.Field):
+class SharedField(forms.Field):
+    """A field no form changes once declared: every form of a class shares it rather than
+    copying it (Django copies each field, widget and message for every form; the job list's
+    form is read on the API's hottest route)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedField:
+        return self
+
+
+class WholeNumberField(SharedField):
     """An int within ``low``..``high``. Missing or empty: ``default``, or "is required" when
     there is none. Text and JSON numbers are accepted; JSON booleans and fractions are not."""
 
@@ -58,7 +71,6 @@ class WholeNumberField(forms.Field):
         high: int | None = None,
         **kwargs: Any,
     ) -> None:
-        kwargs.setdefault("required", False)
         super().__init__(**kwargs)
         self.default, self.low, self.high = default, low, high
         self.error_messages["required"] = "%(name)s is required"
@@ -81,11 +93,10 @@ class WholeNumberField(forms.Field):
             raise ValidationError(self.error_messages["required"], code="required")
 
 
-class TextField(forms.Field):
+class TextField(SharedField):
     """Text of at most ``longest`` characters; missing or empty: ``default``."""
 
     def __init__(self, *, default: str = "", longest: int = MAX_ID, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
         super().__init__(**kwargs)
         self.default, self.longest = default, longest
 
@@ -115,12 +126,11 @@ class ChoiceTextField(TextField):
         return chosen
 
 
-class DurationField(forms.Field):
+class HumanDurationField(SharedField):
     """A duration as a person types it ("30 min", "1h30m"; a bare number is ms), in ms;
     missing or empty: ``default`` (also as typed)."""
 
     def __init__(self, *, default: str, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
         super().__init__(**kwargs)
         self.default = default
 
@@ -145,13 +155,9 @@ def milliseconds_field() -> WholeNumberField:
 ABSENT: Any = object()
 
 
-class JsonField(forms.Field):
+class JsonField(SharedField):
     """A JSON value. Text is JSON text (``"hello"`` with its quotes is a string; a bare word
     is refused); a JSON body may also give the value itself. Missing or empty: ``ABSENT``."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> Any:
         if value in _MISSING:
@@ -170,11 +176,10 @@ class JsonField(forms.Field):
             raise ValidationError(self.error_messages["required"], code="required")
 
 
-class JobIdsField(forms.Field):
+class JobIdsField(SharedField):
     """Job ids: a list, or text with commas; at most ``most`` of them."""
 
     def __init__(self, *, most: int, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
         super().__init__(**kwargs)
         self.most = most
 

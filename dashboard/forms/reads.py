@@ -10,7 +10,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from dashboard.forms.answer import valid
-from dashboard.forms.fields import ChoiceTextField, TextField, WholeNumberField
+from dashboard.forms.fields import ChoiceTextField, SharedField, TextField, WholeNumberField
 from queues import failure_groups, search
 from queues.conf import get_config
 from queues.errors import BadParameter
@@ -37,8 +37,14 @@ class JobPageForm(forms.Form):
 
     def __init__(self, data: Mapping[str, Any], default_state: str = "waiting") -> None:
         super().__init__(data)
-        self.fields["state"].default = default_state  # type: ignore[attr-defined]
-        self.fields["per_page"].default = int(get_config()["DEFAULT_PAGE_SIZE"])  # type: ignore[attr-defined]
+        self.default_state = default_state  # the page's: its first non-empty tab
+
+    def clean_state(self) -> str:
+        return str(self.cleaned_data["state"] or self.default_state)
+
+    def clean_per_page(self) -> int:
+        per_page = self.cleaned_data["per_page"]
+        return int(get_config()["DEFAULT_PAGE_SIZE"]) if per_page is None else int(per_page)
 
 
 def job_page_params(
@@ -65,13 +71,14 @@ class SearchForm(forms.Form):
     budget = WholeNumberField(low=1, high=search.MAX_BUDGET)
     max_matches = WholeNumberField(low=1, high=search.MAX_BUDGET)
 
-    def clean_q(self) -> str:
-        query: str = self.cleaned_data["q"]
-        try:
-            search.parse_query(query)  # a bad query is a 400 before any line is sent
-        except BadParameter as error:
-            raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
-        return query
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        if "q" in found:
+            try:
+                search.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+            except BadParameter as error:
+                raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
+        return found
 
 
 class FailureGroupsForm(forms.Form):
@@ -88,13 +95,12 @@ class ActionsListForm(forms.Form):
     queue = TextField()
 
 
-class SlugsField(forms.Field):
+class SlugsField(SharedField):
     """Every value a query string gives for a name (``?q=a&q=b``), the first ``most``."""
 
     widget = forms.MultipleHiddenInput
 
     def __init__(self, *, most: int, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
         super().__init__(**kwargs)
         self.most = most
 
