@@ -80,8 +80,6 @@ async def alerts_api(request: HttpRequest) -> JsonResponse:
 
 
 async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
-    if not signature:
-        raise BadParameter("signature is required")
     report = await failure_groups(ref)
     group = next((g for g in report.groups if g.signature == signature), None)
     if group is None:

@@ -10,7 +10,14 @@ from django import forms
 from django.http import QueryDict
 from django.test import RequestFactory, override_settings
 
-from dashboard.forms.actions import AddJobForm, BulkForm, CleanForm, PriorityForm, UpdateDataForm
+from dashboard.forms.actions import (
+    AddJobForm,
+    BulkForm,
+    CleanForm,
+    GroupActionForm,
+    PriorityForm,
+    UpdateDataForm,
+)
 from dashboard.forms.answer import action_input, valid
 from dashboard.forms.reads import JobPageForm, OverviewRowsForm, SearchForm, job_page_params
 from queues.errors import BadParameter
@@ -154,6 +161,14 @@ def test_bulk_ids() -> None:
     )
     assert refusal(BulkForm({"action": "retry", "ids": [str(n) for n in range(1001)]})) == (
         "at most 1000 jobs at once"
+    )
+
+
+def test_a_failure_group_is_named_by_its_signature() -> None:
+    assert refusal(GroupActionForm({})) == "signature is required"
+    assert refusal(GroupActionForm({"signature": ""})) == "signature is required"
+    assert refusal(GroupActionForm({"signature": "x" * 10_001})) == (
+        "signature is too long (at most 10000 characters)"
     )
 
 

@@ -97,4 +97,4 @@ class BulkForm(forms.Form):
 
 
 class GroupActionForm(forms.Form):
-    signature = TextField(longest=SIGNATURE_LENGTH)
+    signature = TextField(longest=SIGNATURE_LENGTH, required=True)

@@ -53,6 +53,10 @@ class SharedField(forms.Field):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
+        kwargs["error_messages"] = {
+            "required": "%(name)s is required",
+            **kwargs.get("error_messages", {}),
+        }
         super().__init__(**kwargs)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SharedField:
@@ -73,7 +77,6 @@ class WholeNumberField(SharedField):
     ) -> None:
         super().__init__(**kwargs)
         self.default, self.low, self.high = default, low, high
-        self.error_messages["required"] = "%(name)s is required"
 
     def to_python(self, value: Any) -> int | None:
         if value in _MISSING:
