@@ -15,6 +15,8 @@ from django.views.decorators.csrf import csrf_protect
 
 from dashboard import basic_auth, notices
 from dashboard.access import allows, write_check
+from dashboard.forms.answer import valid
+from dashboard.forms.reads import AuditForm
 from dashboard.guards import REALM, page_view
 from dashboard.models import AuditEntry
 from dashboard.principal import from_request
@@ -109,14 +111,14 @@ async def audit_log(request: HttpRequest) -> HttpResponse:
             status=403,
         )
     entries = AuditEntry.objects.all()
-    queue, user = request.GET.get("queue", ""), request.GET.get("user", "")
+    found = valid(AuditForm(request.GET)).cleaned_data
+    queue, user = found["queue"], found["user"]
     if queue:
         entries = entries.filter(queue=queue)
     if user:
         entries = entries.filter(username=user)
     paginator = Paginator(entries, 100)
-    number = request.GET.get("page") or 1
-    page = await _page(paginator, number)
+    page = await _page(paginator, found["page"])
     return render(
         request,
         "bullpen/audit.html",

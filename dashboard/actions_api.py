@@ -1,57 +1,34 @@
 """The POST routes: every action, guarded by ``mutation_view`` (auth, CSRF, read-only, audit).
 
-Parameters come from the query string, a form body, or a JSON body, whichever the client sends.
+Parameters come from the query string, a form body, or a JSON body, whichever the client sends,
+and are read by the forms of dashboard/forms/actions.py. Job data and options given as text are
+JSON text (``"hello"`` with its quotes; a bare word is a 400); a JSON body may also give them as
+JSON values.
 Bulk actions over a whole state (retry-all, promote-all, clean) are answered at once with 202
 and run in the background (dashboard/background.py); the others are answered when done.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from django.http import HttpRequest
 
 from dashboard import background
+from dashboard.forms.actions import (
+    AddJobForm,
+    BulkForm,
+    CleanForm,
+    ObliterateForm,
+    PriorityForm,
+    RetryAllForm,
+    UpdateDataForm,
+)
+from dashboard.forms.answer import action_input, valid
 from dashboard.guards import mutation_view
-from dashboard.params import MAX_ID, duration_ms, milliseconds, text, whole_number
 from queues.actions import job_actions, queue_actions
 from queues.actions.result import ActionResult
 from queues.discovery import known
-from queues.errors import BadParameter, QueueNotFound
+from queues.errors import QueueNotFound
 from queues.keys import QueueRef
-
-MAX_BULK = 1000
-DEFAULT_GRACE = "1 h"
-MAX_CLEAN_LIMIT = 1_000_000_000  # jobs one clean may remove (0: no limit)
-MAX_PRIORITY = 2_097_152  # BullMQ's highest priority
-
-
-def params(request: HttpRequest) -> dict[str, Any]:
-    merged: dict[str, Any] = dict(request.GET.items())
-    if request.content_type == "application/json" and request.body:
-        try:
-            body = json.loads(request.body)
-        except ValueError:
-            raise BadParameter("The body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise BadParameter("The JSON body must be an object")
-        merged.update(body)
-    else:
-        for key in request.POST:
-            values = request.POST.getlist(key)
-            merged[key] = values if key == "ids" else values[-1]
-    return merged
-
-
-def _json_value(values: dict[str, Any], name: str, default: Any = None) -> Any:
-    raw = values.get(name, default)
-    if isinstance(raw, str) and raw.strip() and raw.strip()[0] in '{["0123456789-tfn':
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise BadParameter(f"{name} is not valid JSON") from None
-    return raw
 
 
 async def queue_ref(slug: str) -> QueueRef:
@@ -81,12 +58,8 @@ async def promote_job(request: HttpRequest, queue: str, job_id: str) -> ActionRe
 
 @mutation_view("update-data")
 async def update_data(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
-    values = params(request)
-    if "data" not in values:
-        raise BadParameter("data is required (the new job data, as JSON)")
-    return await job_actions.update_job_data(
-        await queue_ref(queue), job_id, _json_value(values, "data")
-    )
+    data = valid(UpdateDataForm(action_input(request))).cleaned_data["data"]
+    return await job_actions.update_job_data(await queue_ref(queue), job_id, data)
 
 
 @mutation_view("duplicate")
@@ -96,7 +69,7 @@ async def duplicate_job(request: HttpRequest, queue: str, job_id: str) -> Action
 
 @mutation_view("priority")
 async def change_priority(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
-    priority = whole_number(params(request), "priority", low=0, high=MAX_PRIORITY)
+    priority = valid(PriorityForm(action_input(request))).cleaned_data["priority"]
     return await job_actions.change_priority(await queue_ref(queue), job_id, priority)
 
 
@@ -106,7 +79,7 @@ async def change_priority(request: HttpRequest, queue: str, job_id: str) -> Acti
 @mutation_view("retry-all")
 async def retry_all(request: HttpRequest, queue: str) -> ActionResult:
     ref = await queue_ref(queue)
-    state = text(params(request), "state") or "failed"
+    state = valid(RetryAllForm(action_input(request))).cleaned_data["state"]
     return await background.start(request, "retry-all", ref, {"state": state})
 
 
@@ -117,24 +90,10 @@ async def promote_all(request: HttpRequest, queue: str) -> ActionResult:
 
 @mutation_view("clean")
 async def clean(request: HttpRequest, queue: str) -> ActionResult:
-    values = params(request)
     ref = await queue_ref(queue)
-    settings = {
-        "state": text(values, "state"),
-        "grace_ms": _grace_ms(values),
-        "limit": whole_number(values, "limit", 0, low=0, high=MAX_CLEAN_LIMIT),
-    }
+    found = valid(CleanForm(action_input(request))).cleaned_data
+    settings = {"state": found["state"], "grace_ms": found["grace"], "limit": found["limit"]}
     return await background.start(request, "clean", ref, settings)
-
-
-def _grace_ms(values: dict[str, Any]) -> int:
-    """``grace`` as a person types it ("30 min"), or ``grace_ms`` as API clients always sent."""
-    given = [name for name in ("grace", "grace_ms") if values.get(name) not in (None, "")]
-    if len(given) == 2:
-        raise BadParameter("Give grace or grace_ms, not both")
-    if given == ["grace_ms"]:
-        return milliseconds(values, "grace_ms")
-    return duration_ms(values, "grace", DEFAULT_GRACE)
 
 
 # ---- one queue ------------------------------------------------------------------------------
@@ -158,16 +117,16 @@ async def empty(request: HttpRequest, queue: str) -> ActionResult:
 @mutation_view("obliterate")
 async def obliterate(request: HttpRequest, queue: str) -> ActionResult:
     # The page asks the user to type the name (htmx sends it as HX-Prompt).
-    confirm = text(params(request), "confirm") or request.headers.get("HX-Prompt") or ""
+    typed = valid(ObliterateForm(action_input(request))).cleaned_data["confirm"]
+    confirm = typed or request.headers.get("HX-Prompt") or ""
     return await queue_actions.obliterate(await queue_ref(queue), confirm)
 
 
 @mutation_view("add")
 async def add_job(request: HttpRequest, queue: str) -> ActionResult:
-    values = params(request)
-    opts = _json_value(values, "opts", {}) or {}
+    found = valid(AddJobForm(action_input(request))).cleaned_data
     return await queue_actions.add_job(
-        await queue_ref(queue), text(values, "name"), _json_value(values, "data", {}), opts
+        await queue_ref(queue), found["name"], found["data"], found["opts"]
     )
 
 
@@ -176,7 +135,7 @@ async def remove_scheduler(request: HttpRequest, queue: str, scheduler_id: str) 
     return await queue_actions.remove_scheduler(await queue_ref(queue), scheduler_id)
 
 
-BULK_ACTIONS = {
+_BULK_ACTS = {
     "retry": job_actions.retry_job,
     "remove": job_actions.remove_job,
     "promote": job_actions.promote_job,
@@ -185,21 +144,10 @@ BULK_ACTIONS = {
 
 @mutation_view("bulk")
 async def bulk(request: HttpRequest, queue: str) -> ActionResult:
-    values = params(request)
-    action = text(values, "action")
-    act = BULK_ACTIONS.get(action)
-    if act is None:
-        raise BadParameter(f"action must be one of: {', '.join(BULK_ACTIONS)}")
-    ids = values.get("ids") or []
-    if isinstance(ids, str):
-        ids = [part for part in ids.split(",") if part]
-    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
-        raise BadParameter("ids must be a non-empty list of job ids")
-    if any(len(i) > MAX_ID for i in ids):
-        raise BadParameter(f"a job id has at most {MAX_ID} characters")
-    if len(ids) > MAX_BULK:
-        raise BadParameter(f"at most {MAX_BULK} jobs at once")
-    return await job_actions.each_job(await queue_ref(queue), ids, f"bulk-{action}", act)
+    found = valid(BulkForm(action_input(request))).cleaned_data
+    action = found["action"]
+    ref = await queue_ref(queue)
+    return await job_actions.each_job(ref, found["ids"], f"bulk-{action}", _BULK_ACTS[action])
 
 
 # ---- every queue ----------------------------------------------------------------------------

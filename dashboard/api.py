@@ -11,8 +11,8 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
+from dashboard.forms.reads import job_page_params
 from dashboard.guards import api_view
-from dashboard.params import page_params
 from dashboard.serializers import queue_json
 from queues.counts import summaries
 from queues.detail import job_detail
@@ -24,8 +24,8 @@ async def queues_body() -> dict[str, Any]:
     return {"queues": [queue_json(s) for s in await summaries()]}
 
 
-async def jobs_body(queue: str, query: Mapping[str, str]) -> dict[str, Any]:
-    state, page, per_page, order = page_params(query)
+async def jobs_body(queue: str, query: Mapping[str, Any]) -> dict[str, Any]:
+    state, page, per_page, order = job_page_params(query)
     result = await job_page(QueueRef.from_slug(queue), state, page, per_page, order)
     return result.as_json()
 

@@ -7,15 +7,14 @@ from django.http import HttpRequest, JsonResponse
 
 from dashboard.access import allows, write_check
 from dashboard.background import ensure_runner, status_json
+from dashboard.forms.answer import valid
+from dashboard.forms.reads import MAX_LISTED, ActionsListForm
 from dashboard.guards import api_view, mutation_view
-from dashboard.params import whole_number
 from dashboard.principal import from_request
 from queues.actions.result import ActionResult
 from queues.background.store import current_store
-from queues.errors import ActionNotFound, BadParameter, Conflict
+from queues.errors import ActionNotFound, Conflict
 from queues.redis_errors import translate_redis_errors
-
-MAX_LISTED = 200
 
 
 async def _may_act(request: HttpRequest) -> bool:
@@ -28,10 +27,8 @@ async def actions_list(request: HttpRequest) -> JsonResponse:
     # Asking about actions also starts this process's runner: after a restart, the actions a
     # stopped process left resume as soon as anyone looks.
     ensure_runner()
-    limit = whole_number(request.GET, "limit", 50)
-    if not 1 <= limit <= MAX_LISTED:
-        raise BadParameter(f"limit must be between 1 and {MAX_LISTED}")
-    queue = request.GET.get("queue", "")
+    found = valid(ActionsListForm(request.GET)).cleaned_data
+    limit, queue = found["limit"], found["queue"]
     records = await current_store().recent(MAX_LISTED if queue else limit)
     user = await _may_act(request)
     listed = [status_json(r, user=user) for r in records if not queue or r.ref.slug == queue]

@@ -6,30 +6,24 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from dashboard.actions_api import queue_ref
+from dashboard.forms.answer import valid
+from dashboard.forms.reads import ThroughputForm
 from dashboard.guards import api_view, page_view
-from queues.errors import BadParameter
-from queues.throughput import WINDOWS, series
-
-
-def _window(request: HttpRequest) -> str:
-    window = request.GET.get("window", "hour")
-    if window not in WINDOWS:
-        raise BadParameter(f"window must be one of: {', '.join(WINDOWS)}")
-    return window
+from queues.throughput import series
 
 
 @api_view
 async def throughput_api(request: HttpRequest, queue: str) -> JsonResponse:
-    return JsonResponse(await series(await queue_ref(queue), _window(request)))
+    window = valid(ThroughputForm(request.GET)).cleaned_data["window"]
+    return JsonResponse(await series(await queue_ref(queue), window))
 
 
 @page_view
 async def throughput_fragment(request: HttpRequest, queue: str) -> HttpResponse:
-    window = _window(request)
-    data = await series(await queue_ref(queue), window)
-    size = request.GET.get("size", "large")
+    found = valid(ThroughputForm(request.GET)).cleaned_data
+    data = await series(await queue_ref(queue), found["window"])
     return render(
         request,
         "bullpen/_throughput.html",
-        {"data": data, "window": window, "small": size == "small"},
+        {"data": data, "window": found["window"], "small": found["size"] == "small"},
     )

@@ -8,10 +8,10 @@ from django.shortcuts import render
 from dashboard.actions_api import queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
 from dashboard.viewer import can_act_on, viewer_kind
+from queues.actions.dead_letter_replay import replay_dead_letter
 from queues.actions.result import ActionResult
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
-from queues.runner.dead_letter import replay_dead_letter
 from queues.schedulers import list_schedulers
 
 

@@ -8,24 +8,22 @@ row as the queue page renders it for this viewer, so the page inserts server HTM
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
 
 from dashboard.actions_api import queue_ref
+from dashboard.forms.answer import valid
+from dashboard.forms.reads import SearchForm
 from dashboard.guards import api_view
 from dashboard.job_rows import row_html
-from dashboard.params import text, whole_number
 from dashboard.principal import from_request
 from dashboard.viewer import ViewerKind, viewer_kind
-from queues.errors import BadParameter, BullpenError
+from queues.errors import BullpenError
 from queues.jsontext import dumps
-from queues.keys import STATES, QueueRef
-from queues.search import MAX_BUDGET, Progress, as_listed, parse_query, search
-
-RENDERINGS = ("", "row")
-MAX_QUERY = 2000  # characters of a search query
+from queues.keys import QueueRef
+from queues.search import Progress, as_listed, search
 
 
 def _line(item: dict[str, Any]) -> bytes:
@@ -55,24 +53,11 @@ async def _row_lines(
     ]
 
 
-def _optional(values: Mapping[str, str], name: str, high: int) -> int | None:
-    if values.get(name, "") == "":
-        return None
-    return whole_number(values, name, low=1, high=high)
-
-
 @api_view
 async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
-    state = text(request.GET, "state") or "failed"
-    raw = text(request.GET, "q", longest=MAX_QUERY)
-    render = text(request.GET, "render")
-    if state not in STATES:
-        raise BadParameter(f"Unknown state {state!r}")
-    if render not in RENDERINGS:
-        raise BadParameter("render must be 'row' or left out")
-    parse_query(raw)  # a bad query is a 400 before any line is sent
-    budget = _optional(request.GET, "budget", MAX_BUDGET)
-    max_matches = _optional(request.GET, "max_matches", MAX_BUDGET)
+    found = valid(SearchForm(request.GET)).cleaned_data
+    state, raw, render = found["state"], found["q"], found["render"]
+    budget, max_matches = found["budget"], found["max_matches"]
     ref = await queue_ref(queue)
     viewer = await viewer_kind(await from_request(request)) if render else "anonymous"
 

@@ -9,23 +9,22 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from dashboard import background
-from dashboard.actions_api import params, queue_ref
+from dashboard.actions_api import queue_ref
+from dashboard.forms.actions import GroupActionForm
+from dashboard.forms.answer import action_input, valid
+from dashboard.forms.reads import FailureGroupsForm, FindForm
 from dashboard.guards import api_view, mutation_view, page_view
-from dashboard.params import text, whole_number
 from dashboard.viewer import can_act_on, viewer_kind
 from queues.actions.result import ActionResult
 from queues.alerts import evaluate
 from queues.counts import summaries
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
-from queues.failure_groups import MAX_BUDGET, failure_groups, shared_failure_groups
+from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
 from queues.recent import finished_since
 from queues.workers import by_process, list_workers
-
-# A failure group's signature: a reason (300 characters at most) and a stack frame.
-SIGNATURE_LENGTH = 10_000
 
 
 async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
@@ -39,7 +38,7 @@ async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
 
 @api_view
 async def find_api(request: HttpRequest) -> JsonResponse:
-    job_id = text(request.GET, "id")
+    job_id = valid(FindForm(request.GET)).cleaned_data["id"]
     matches = await find_job(job_id)
     return JsonResponse(
         {
@@ -56,10 +55,10 @@ async def find_api(request: HttpRequest) -> JsonResponse:
 async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
     ref = await queue_ref(queue)
     # A caller's own budget gets a scan of its own; pages share the default one's report.
-    if request.GET.get("budget", "") == "":
+    budget = valid(FailureGroupsForm(request.GET)).cleaned_data["budget"]
+    if budget is None:
         report = await shared_failure_groups(ref)
     else:
-        budget = whole_number(request.GET, "budget", low=1, high=MAX_BUDGET)
         report = await failure_groups(ref, budget)
     return JsonResponse(report.as_json())
 
@@ -81,8 +80,6 @@ async def alerts_api(request: HttpRequest) -> JsonResponse:
 
 
 async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
-    if not signature:
-        raise BadParameter("signature is required")
     report = await failure_groups(ref)
     group = next((g for g in report.groups if g.signature == signature), None)
     if group is None:
@@ -105,7 +102,7 @@ async def remove_group(request: HttpRequest, queue: str) -> ActionResult:
 
 async def _group_action(request: HttpRequest, queue: str, kind: str) -> ActionResult:
     ref = await queue_ref(queue)
-    signature = text(params(request), "signature", longest=SIGNATURE_LENGTH)
+    signature = valid(GroupActionForm(action_input(request))).cleaned_data["signature"]
     ids = await _group_ids(ref, signature)
     return await background.start(request, kind, ref, {"signature": signature, "ids": ids})
 
@@ -115,7 +112,7 @@ async def _group_action(request: HttpRequest, queue: str, kind: str) -> ActionRe
 
 @page_view
 async def find_page(request: HttpRequest) -> HttpResponse:
-    job_id = request.GET.get("id", "").strip()
+    job_id = valid(FindForm(request.GET)).cleaned_data["id"].strip()
     matches = await find_job(job_id) if job_id else []
     if len(matches) == 1:
         return HttpResponseRedirect(reverse("bullpen:job", args=[matches[0].slug, job_id]))

@@ -8,9 +8,10 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from dashboard.forms.answer import valid
+from dashboard.forms.reads import PAGE_SIZES, OverviewRowsForm, job_page_params
 from dashboard.guards import page_view
 from dashboard.job_view import dead_letter_context, page_context, shown
-from dashboard.params import PAGE_SIZES, page_params
 from dashboard.serializers import queue_json
 from dashboard.viewer import can_act_on, sign_kind, viewer_kind
 from queues.alerts import evaluate
@@ -53,7 +54,7 @@ async def overview(request: HttpRequest) -> HttpResponse:
 async def overview_rows(request: HttpRequest) -> HttpResponse:
     """Rows of the overview for queues an open overview has not got yet (``?q=<slug>``...)."""
     refs = []
-    for slug in request.GET.getlist("q")[:100]:
+    for slug in valid(OverviewRowsForm(request.GET)).cleaned_data["q"]:
         try:
             ref = QueueRef.from_slug(slug)
         except BullpenError:
@@ -71,7 +72,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
         raise QueueNotFound(f"Unknown queue {queue!r}")
     info = queue_json(await summary(ref))
     default_state = next((s for s in STATE_TABS if info["counts"][s]), "waiting")
-    state, page, per_page, order = page_params(request.GET, default_state)
+    state, page, per_page, order = job_page_params(request.GET, default_state)
     result = await read_job_page(ref, state, page, per_page, order)
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]

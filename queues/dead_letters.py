@@ -1,5 +1,6 @@
 """Which queue holds dead letters, and how to read one: the dashboard reads them, the worker
-runner (queues/runner/dead_letter.py) writes them.
+runner (queues/runner/dead_letter.py) writes them, queues/actions/dead_letter_replay.py sends
+them back.
 
 A dead letter's data is an envelope around the job that failed for good: ``{"queue",
 "prefix", "jobId", "name", "failedReason", "attemptsMade", "failedAt", "worker",

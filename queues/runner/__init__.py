@@ -8,8 +8,8 @@ Where things are:
 - ``worker.py``: the worker's job loop; ``dispatch.py``: running one handler;
   ``context.py``: what a handler may do (progress, log lines); ``jobs.py`` + ``finish.py``:
   a fetched job's ``Job``, and its completion, with less Python per job;
-- ``dead_letter.py``: the dead-letter queue and replay; ``job_ids.py``: idempotent job ids;
-  ``producer.py``: adding jobs;
+- ``dead_letter.py``: the dead-letter queue (replay: queues/actions/dead_letter_replay.py);
+  ``job_ids.py``: idempotent job ids; ``producer.py``: adding jobs;
 - ``runner.py`` + ``shutdown.py``: starting and stopping; ``redis_client.py`` +
   ``multiplex.py``: connections; ``queue_handles.py``: bullmq Queues on shared clients;
   ``logs.py``: JSON-lines logs.
@@ -17,8 +17,8 @@ Where things are:
 
 from __future__ import annotations
 
+from queues.actions.dead_letter_replay import Replayed, replay_dead_letter
 from queues.runner.context import JobContext, SyncJobContext
-from queues.runner.dead_letter import Replayed, replay_dead_letter
 from queues.runner.errors import RunnerConfigError
 from queues.runner.fairness import TenantLimit
 from queues.runner.job_ids import business_job_id, utc_day

@@ -10,7 +10,7 @@ never a dead letter.
 A dead letter is an ordinary BullMQ job that no worker consumes (it stays ``waiting``), named
 like the original, with id ``<queue>.<job id>`` and data ``{"queue", "prefix", "jobId", "name",
 "failedReason", "attemptsMade", "failedAt", "worker", "stacktrace", "opts", "data"}``, so the
-dashboard shows it like any other queue. :func:`replay_dead_letter` sends it back.
+dashboard shows it like any other queue; queues/actions/dead_letter_replay.py sends it back.
 """
 
 from __future__ import annotations
@@ -18,32 +18,15 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from bullmq import Job, Queue
 from bullmq.scripts import raw2NextJobData
 from redis.exceptions import WatchError
 
-from queues.dead_letters import dead_letter_ref
-from queues.errors import Conflict, JobNotFound, QueueDataError
-from queues.keys import QueueRef
+from queues.errors import Conflict
 from queues.runner.job_ids import business_job_id
-from queues.runner.queue_handles import bullmq_queue
-from queues.write_once import write_once_client
 
-# Job options a replayed job keeps; ids, delays, repeat and parent links belong to the original.
-_REPLAY_OPTS = (
-    "attempts",
-    "backoff",
-    "priority",
-    "lifo",
-    "removeOnComplete",
-    "removeOnFail",
-    "keepLogs",
-    "stackTraceLimit",
-    "sizeLimit",
-)
 # Watch conflicts (the lock renewed between WATCH and EXEC) before giving up on the copy.
 _WATCH_RETRIES = 5
 
@@ -127,69 +110,3 @@ async def fail_finally(
     job.finishedOn = args[1]
     job.attemptsMade += 1
     return raw2NextJobData(result) if result else None
-
-
-@dataclass(frozen=True)
-class Replayed:
-    queue: str
-    job_id: str
-    dead_letter_id: str
-    how: Literal["retried", "re-added"]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "queue": self.queue,
-            "jobId": self.job_id,
-            "deadLetterId": self.dead_letter_id,
-            "how": self.how,
-        }
-
-
-def _original(entry: Job, dead_letters: QueueRef) -> tuple[QueueRef, str, dict[str, Any]]:
-    data = entry.data
-    if not (isinstance(data, dict) and isinstance(data.get("queue"), str) and data.get("jobId")):
-        raise QueueDataError(f"Job {entry.id!r} of {dead_letters.slug!r} is not a dead letter")
-    prefix = data.get("prefix") or dead_letters.prefix
-    return QueueRef(str(prefix), data["queue"]), str(data["jobId"]), data
-
-
-async def replay_dead_letter(
-    dead_letter_id: str, *, dead_letters: QueueRef | None = None
-) -> Replayed:
-    """Send a dead letter back to its original queue, through bullmq, and remove it.
-
-    If the original job is still in its queue's ``failed`` set, it is retried with its attempts
-    reset (same id, history kept). If it was removed since, a new job with the same name, data
-    and options is added (with the original id when it was a custom one). Raises JobNotFound
-    (no such dead letter) or Conflict (the original is not failed any more: waiting, active...).
-    """
-    ref = dead_letters or dead_letter_ref()
-    client = write_once_client()  # a replay is an action: sent once, never applied twice
-    try:
-        dead_queue = bullmq_queue(client, ref)
-        entry = await Job.fromId(dead_queue, dead_letter_id)
-        if entry is None:
-            raise JobNotFound(f"No dead letter {dead_letter_id!r} in {ref.slug!r}")
-        original_ref, job_id, data = _original(entry, ref)
-        original = bullmq_queue(client, original_ref)
-        state = await original.getJobState(job_id)
-        if state == "failed":
-            job = await Job.fromId(original, job_id)
-            await job.retry("failed", {"resetAttemptsMade": True, "resetAttemptsStarted": True})
-            new_id, how = job_id, "retried"
-        elif state == "unknown":
-            kept = (data.get("opts") or {}).items()
-            opts = {key: value for key, value in kept if key in _REPLAY_OPTS}
-            if not job_id.isdigit():
-                opts["jobId"] = job_id  # a custom (business) id: keep it
-            added = await original.add(str(data.get("name") or "replay"), data.get("data"), opts)
-            new_id, how = str(added.id), "re-added"
-        else:
-            raise Conflict(
-                f"Job {job_id!r} of {original_ref.slug!r} is {state}, not failed: "
-                "it is not dead any more"
-            )
-        await dead_queue.remove(dead_letter_id)
-    finally:
-        await client.aclose()
-    return Replayed(original_ref.slug, new_id, dead_letter_id, how)  # type: ignore[arg-type]

@@ -1,0 +1,100 @@
+"""The POST actions' parameters (given in the query string, a form body or a JSON body)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from dashboard.forms.fields import (
+    ABSENT,
+    ChoiceTextField,
+    HumanDurationField,
+    JobIdsField,
+    JsonField,
+    TextField,
+    WholeNumberField,
+    milliseconds_field,
+)
+from dashboard.forms.job_options import check_add_options
+
+MAX_BULK = 1000
+BULK_ACTIONS = ("retry", "remove", "promote")
+DEFAULT_GRACE = "1 h"
+MAX_CLEAN_LIMIT = 1_000_000_000  # jobs one clean may remove (0: no limit)
+MAX_PRIORITY = 2_097_152  # BullMQ's highest priority
+# A failure group's signature: a reason (300 characters at most) and a stack frame.
+SIGNATURE_LENGTH = 10_000
+
+
+# A field named like a Form attribute (``data``) is fine: the form's metaclass moves declared
+# fields out of the class, into ``base_fields``.
+
+
+class UpdateDataForm(forms.Form):
+    data = JsonField(  # type: ignore[assignment]
+        required=True,
+        error_messages={"required": "%(name)s is required (the new job data, as JSON)"},
+    )
+
+
+class PriorityForm(forms.Form):
+    priority = WholeNumberField(low=0, high=MAX_PRIORITY, required=True)
+
+
+class RetryAllForm(forms.Form):
+    state = TextField(default="failed")
+
+
+class CleanForm(forms.Form):
+    state = TextField()
+    # ``grace`` as a person types it ("30 min"), or ``grace_ms`` as API clients always sent.
+    grace = HumanDurationField(default=DEFAULT_GRACE)
+    grace_ms = milliseconds_field()
+    limit = WholeNumberField(default=0, low=0, high=MAX_CLEAN_LIMIT)
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        if self.data.get("grace") not in (None, "") and found.get("grace_ms") is not None:
+            raise ValidationError("Give grace or grace_ms, not both")
+        if found.get("grace_ms") is not None:
+            found["grace"] = found["grace_ms"]
+        return found
+
+
+class ObliterateForm(forms.Form):
+    # The page asks the user to type the name (htmx sends it as HX-Prompt instead).
+    confirm = TextField()
+
+
+class AddJobForm(forms.Form):
+    name = TextField()
+    data = JsonField()  # type: ignore[assignment]
+    opts = JsonField()
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if not name:
+            raise ValidationError("A job needs a name")
+        return name
+
+    def clean_data(self) -> Any:
+        data = self.cleaned_data["data"]
+        return {} if data is ABSENT else data
+
+    def clean_opts(self) -> dict[str, Any]:
+        opts = self.cleaned_data["opts"]
+        if opts is ABSENT or not opts:
+            return {}
+        check_add_options(opts)
+        return dict(opts)
+
+
+class BulkForm(forms.Form):
+    action = ChoiceTextField(BULK_ACTIONS, f"%(name)s must be one of: {', '.join(BULK_ACTIONS)}")
+    ids = JobIdsField(most=MAX_BULK)
+
+
+class GroupActionForm(forms.Form):
+    signature = TextField(longest=SIGNATURE_LENGTH, required=True)

@@ -1,0 +1,119 @@
+"""The GET routes' parameters: job lists, charts, search, failure groups, finding a job, the
+list of bulk actions, the overview's new rows and the audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from dashboard.forms.answer import valid
+from dashboard.forms.fields import ChoiceTextField, SharedField, TextField, WholeNumberField
+from queues import failure_groups, search
+from queues.conf import get_config
+from queues.errors import BadParameter
+from queues.keys import STATES
+from queues.throughput import WINDOWS
+
+# Page sizes the queue page offers.
+PAGE_SIZES = (10, 20, 50, 100, 300)
+MAX_QUERY = 2000  # characters of a search query
+# Ways a search sends its matches: as JSON only, or with the queue page's row HTML.
+RENDERINGS = ("", "row")
+MAX_LISTED = 200  # bulk actions one list shows
+MAX_NEW_ROWS = 100  # queues one overview asks rows for at once
+
+
+class JobPageForm(forms.Form):
+    """State, page, page size and order of a job list; their ranges are checked by the job list
+    itself (queues/listing.py), for the pages, the API and the live updates alike."""
+
+    state = TextField()
+    page = WholeNumberField(default=1)
+    per_page = WholeNumberField()
+    order = TextField(default="desc")
+
+    def __init__(self, data: Mapping[str, Any], default_state: str = "waiting") -> None:
+        super().__init__(data)
+        self.default_state = default_state  # the page's: its first non-empty tab
+
+    def clean_state(self) -> str:
+        return str(self.cleaned_data["state"] or self.default_state)
+
+    def clean_per_page(self) -> int:
+        per_page = self.cleaned_data["per_page"]
+        return int(get_config()["DEFAULT_PAGE_SIZE"]) if per_page is None else int(per_page)
+
+
+def job_page_params(
+    query: Mapping[str, Any], default_state: str = "waiting"
+) -> tuple[str, int, int, str]:
+    found = valid(JobPageForm(query, default_state)).cleaned_data
+    return found["state"], found["page"], found["per_page"], found["order"]
+
+
+class ThroughputForm(forms.Form):
+    window = ChoiceTextField(
+        tuple(WINDOWS), f"%(name)s must be one of: {', '.join(WINDOWS)}", default="hour"
+    )
+    size = TextField(default="large")  # "small": the overview's sparkline
+
+
+class SearchForm(forms.Form):
+    state = ChoiceTextField(tuple(STATES), "Unknown state %(value)r", default="failed")
+    q = TextField(longest=MAX_QUERY)
+    # Not the form's render(): the form's metaclass moves declared fields into base_fields.
+    render = ChoiceTextField(  # type: ignore[assignment]
+        RENDERINGS, "%(name)s must be 'row' or left out"
+    )
+    budget = WholeNumberField(low=1, high=search.MAX_BUDGET)
+    max_matches = WholeNumberField(low=1, high=search.MAX_BUDGET)
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        if "q" in found:
+            try:
+                search.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+            except BadParameter as error:
+                raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
+        return found
+
+
+class FailureGroupsForm(forms.Form):
+    # Left out: the scan the pages share; given: a scan of the caller's own.
+    budget = WholeNumberField(low=1, high=failure_groups.MAX_BUDGET)
+
+
+class FindForm(forms.Form):
+    id = TextField()
+
+
+class ActionsListForm(forms.Form):
+    limit = WholeNumberField(default=50, low=1, high=MAX_LISTED)
+    queue = TextField()
+
+
+class SlugsField(SharedField):
+    """Every value a query string gives for a name (``?q=a&q=b``), the first ``most``."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, *, most: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.most = most
+
+    def to_python(self, value: Any) -> list[str]:
+        values = value if isinstance(value, list) else [] if value in (None, "") else [value]
+        return [str(v) for v in values[: self.most]]
+
+
+class OverviewRowsForm(forms.Form):
+    q = SlugsField(most=MAX_NEW_ROWS)
+
+
+class AuditForm(forms.Form):
+    queue = TextField()
+    user = TextField()
+    page = TextField(default="1")  # the paginator answers a bad number with a valid page

@@ -1,0 +1,105 @@
+"""Dead-letter replay: a dead letter goes back to its original queue, through bullmq.
+
+The dashboard's replay button and the worker runner's public API both call
+:func:`replay_dead_letter`; the dead letters themselves are written by the runner
+(queues/runner/dead_letter.py) and read by queues/dead_letters.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import redis.asyncio as aioredis
+from bullmq import Job, Queue
+
+from queues.dead_letters import dead_letter_ref
+from queues.errors import Conflict, JobNotFound, QueueDataError
+from queues.keys import QueueRef
+from queues.write_once import write_once_client
+
+# Job options a replayed job keeps; ids, delays, repeat and parent links belong to the original.
+_REPLAY_OPTS = (
+    "attempts",
+    "backoff",
+    "priority",
+    "lifo",
+    "removeOnComplete",
+    "removeOnFail",
+    "keepLogs",
+    "stackTraceLimit",
+    "sizeLimit",
+)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    queue: str
+    job_id: str
+    dead_letter_id: str
+    how: Literal["retried", "re-added"]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "jobId": self.job_id,
+            "deadLetterId": self.dead_letter_id,
+            "how": self.how,
+        }
+
+
+def _queue_on(client: aioredis.Redis, ref: QueueRef) -> Queue:
+    # The replay closes its client itself, once, after both queues are done with it.
+    queue = Queue(ref.name, {"connection": client, "prefix": ref.prefix})
+    queue.backend.owns_connection = False
+    return queue
+
+
+def _original(entry: Job, dead_letters: QueueRef) -> tuple[QueueRef, str, dict[str, Any]]:
+    data = entry.data
+    if not (isinstance(data, dict) and isinstance(data.get("queue"), str) and data.get("jobId")):
+        raise QueueDataError(f"Job {entry.id!r} of {dead_letters.slug!r} is not a dead letter")
+    prefix = data.get("prefix") or dead_letters.prefix
+    return QueueRef(str(prefix), data["queue"]), str(data["jobId"]), data
+
+
+async def replay_dead_letter(
+    dead_letter_id: str, *, dead_letters: QueueRef | None = None
+) -> Replayed:
+    """Send a dead letter back to its original queue, through bullmq, and remove it.
+
+    If the original job is still in its queue's ``failed`` set, it is retried with its attempts
+    reset (same id, history kept). If it was removed since, a new job with the same name, data
+    and options is added (with the original id when it was a custom one). Raises JobNotFound
+    (no such dead letter) or Conflict (the original is not failed any more: waiting, active...).
+    """
+    ref = dead_letters or dead_letter_ref()
+    client = write_once_client()  # a replay is an action: sent once, never applied twice
+    try:
+        dead_queue = _queue_on(client, ref)
+        entry = await Job.fromId(dead_queue, dead_letter_id)
+        if entry is None:
+            raise JobNotFound(f"No dead letter {dead_letter_id!r} in {ref.slug!r}")
+        original_ref, job_id, data = _original(entry, ref)
+        original = _queue_on(client, original_ref)
+        state = await original.getJobState(job_id)
+        if state == "failed":
+            job = await Job.fromId(original, job_id)
+            await job.retry("failed", {"resetAttemptsMade": True, "resetAttemptsStarted": True})
+            new_id, how = job_id, "retried"
+        elif state == "unknown":
+            kept = (data.get("opts") or {}).items()
+            opts = {key: value for key, value in kept if key in _REPLAY_OPTS}
+            if not job_id.isdigit():
+                opts["jobId"] = job_id  # a custom (business) id: keep it
+            added = await original.add(str(data.get("name") or "replay"), data.get("data"), opts)
+            new_id, how = str(added.id), "re-added"
+        else:
+            raise Conflict(
+                f"Job {job_id!r} of {original_ref.slug!r} is {state}, not failed: "
+                "it is not dead any more"
+            )
+        await dead_queue.remove(dead_letter_id)
+    finally:
+        await client.aclose()
+    return Replayed(original_ref.slug, new_id, dead_letter_id, how)  # type: ignore[arg-type]
