@@ -1,16 +1,17 @@
 """Bullpen's one settings dict: ``settings.BULLPEN`` merged over these documented defaults.
 
 Read it with :func:`get_config`; the cache is cleared when a test changes ``BULLPEN`` with
-``override_settings``.
+``override_settings``. A module that keeps state built from these settings (clients, the queue
+list) registers its own reset with :func:`on_change`; this module imports none of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -65,6 +66,10 @@ DEFAULTS: dict[str, Any] = {
     "ALERTS": {},
     # Newest failed jobs read to build failure groups.
     "FAILURE_GROUP_BUDGET": 10000,
+    # Jobs one search reads when the request names no budget (never more than 1,000,000).
+    "SEARCH_BUDGET": 100_000,
+    # Characters of each job field a search reads and matches against.
+    "SEARCH_FIELD_CAP": 16384,
     # Seconds to wait for Redis before a request fails with 503.
     "REDIS_TIMEOUT": 5.0,
     # The worker runner (``manage.py runqueueworker``, queues/runner/), merged key by key:
@@ -100,24 +105,40 @@ def default_prefix() -> str:
     return prefixes[0] if prefixes else "bull"
 
 
+Reset = TypeVar("Reset", bound=Callable[[], None])
+
+# Resets of state built from the settings, each registered by the module that owns the state.
+_resets: list[Callable[[], None]] = []
+
+
+def on_change(reset: Reset) -> Reset:
+    """Call ``reset`` whenever ``BULLPEN`` changes (a decorator for a module's own reset)."""
+    _resets.append(reset)
+    return reset
+
+
 @receiver(setting_changed)
 def _clear_on_change(*, setting: str, **kwargs: Any) -> None:
     if setting == "BULLPEN":
         get_config.cache_clear()
-        from queues import connection, discovery
-        from queues.actions import handles
-
-        connection.reset()
-        discovery.reset()
-        handles.reset()
+        for reset in _resets:
+            reset()
 
 
 # ---- validation (read by dashboard/checks.py, which turns problems into system checks) ------
 
 # Keys accepted besides DEFAULTS': the short form of PREFIXES.
 ALIASES = ("PREFIX",)
-_POSITIVE = ("SCAN_COUNT", "LIST_FIELD_CAP", "DETAIL_FIELD_CAP", "REDIS_TIMEOUT")
-_NOT_NEGATIVE = ("DISCOVERY_INTERVAL", "DETAIL_LOG_LINES")
+_POSITIVE = (
+    "SCAN_COUNT",
+    "LIST_FIELD_CAP",
+    "DETAIL_FIELD_CAP",
+    "REDIS_TIMEOUT",
+    "FAILURE_GROUP_BUDGET",
+    "SEARCH_BUDGET",
+    "SEARCH_FIELD_CAP",
+)
+_NOT_NEGATIVE = ("DISCOVERY_INTERVAL", "DETAIL_LOG_LINES", "METRICS_DURATION_SAMPLE")
 _MAPPINGS = (
     "QUEUE_OPTIONS",
     "BASIC_AUTH_USERS",
@@ -247,6 +268,12 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
     for key in _MAPPINGS:
         if not isinstance(config[key], Mapping):
             bad(key, "must be a dict")
+    if not isinstance(config["METRICS_TOKEN"], str):
+        bad("METRICS_TOKEN", "must be a string (empty: metrics off)")
+    if not isinstance(config["LIVE_KEY_PREFIX"], str) or not config["LIVE_KEY_PREFIX"]:
+        bad("LIVE_KEY_PREFIX", "must be a non-empty string")
+    if not isinstance(config["READ_ONLY"], bool):
+        bad("READ_ONLY", "must be True or False")
     path = config["WEBSOCKET_PATH"]
     if not isinstance(path, str) or not path.startswith("/") or not path.endswith("/"):
         bad("WEBSOCKET_PATH", "must be a path starting and ending with '/'")
