@@ -2,6 +2,7 @@
 
 Registered by ``DashboardConfig.ready``. Ids: ``bullpen.E…`` stop ``runserver`` and ``migrate``;
 ``bullpen.W…`` are printed. Silence one with ``SILENCED_SYSTEM_CHECKS`` when it is intended.
+Only the Redis reachability check goes over the network, so it runs with ``check --deploy`` alone.
 """
 
 from __future__ import annotations
@@ -40,24 +41,35 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         found.append(kind(problem.message, hint=problem.hint or None, id=f"bullpen.{problem.code}"))
     config = _config()
     if config is not None:
-        found += _live_keys(config)
+        found += _nested_keys(config)
     return found
 
 
-def _live_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
+def _nested_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
+    """Unknown keys inside the dict settings, which are otherwise ignored without a word."""
+    from queues.alerts import DEFAULTS as ALERT_RULES
+    from queues.background.settings import BackgroundSettings
     from queues.follower import LiveSettings
 
-    valid = sorted(LiveSettings.__dataclass_fields__)
-    unknown = sorted(set(config["LIVE"]) - set(valid), key=str)
-    if not unknown:
-        return []
-    return [
-        Warning(
-            f"Unknown BULLPEN['LIVE'] settings {unknown!r}; they are ignored.",
-            hint="Valid LIVE settings: " + ", ".join(valid) + ".",
-            id="bullpen.W013",
-        )
-    ]
+    known = {
+        "LIVE": LiveSettings.__dataclass_fields__,
+        "ACTIONS": BackgroundSettings.__dataclass_fields__,
+        "ALERTS": ALERT_RULES,
+        "WORKER": conf.DEFAULTS["WORKER"],
+    }
+    found: list[CheckMessage] = []
+    for setting, keys in known.items():
+        valid = sorted(keys)
+        unknown = sorted(set(config[setting]) - set(valid), key=str)
+        if unknown:
+            found.append(
+                Warning(
+                    f"Unknown BULLPEN[{setting!r}] settings {unknown!r}; they are ignored.",
+                    hint=f"Valid {setting} settings: " + ", ".join(valid) + ".",
+                    id="bullpen.W016",
+                )
+            )
+    return found
 
 
 @register(TAG)
@@ -228,7 +240,9 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     ]
 
 
-@register(TAG)
+# A deployment check: only ``check --deploy`` opens a connection, never ``migrate`` or
+# ``runserver``, which run the other checks on every start.
+@register(TAG, deploy=True)
 def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     import redis
 

@@ -136,6 +136,15 @@ def test_channel_layer() -> None:
             assert ids(checks.check_channel_layer()) == ["bullpen.W008"]
 
 
+def test_redis_is_probed_by_check_deploy_only() -> None:
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    with bullpen(REDIS_URL=closed):
+        # What migrate and runserver run: no connection, so no warning about it.
+        assert "bullpen.W009" not in ids(run_checks(tags=["bullpen"]))
+        deploy = ids(run_checks(tags=["bullpen"], include_deployment_checks=True))
+    assert "bullpen.W009" in deploy
+
+
 def test_redis_reachable_or_a_warning(redis_server: RedisServer) -> None:
     with bullpen(REDIS_URL=redis_server.url):
         assert checks.check_redis() == []
@@ -233,7 +242,16 @@ def test_basic_auth_users_hold_hashes_not_passwords() -> None:
         ({"REDIS_URL": "http://cache:6379"}, ["bullpen.E014"], "rediss://"),
         ({"WEBSOCKET_PATH": "ws/bullpen"}, ["bullpen.E014"], "starting and ending"),
         ({"REDIS_TIMEOUT": 0}, ["bullpen.E014"], "above 0"),
-        ({"LIVE": {"count_interval": 1}}, ["bullpen.W013"], "counts_interval"),
+        ({"LIVE": {"count_interval": 1}}, ["bullpen.W016"], "counts_interval"),
+        ({"ACTIONS": {"batch": 10}}, ["bullpen.W016"], "batch_size"),
+        ({"ALERTS": {"failed": 5}}, ["bullpen.W016"], "failed_last_hour"),
+        ({"WORKER": {"dead_letters": "dl"}}, ["bullpen.W016"], "dead_letter_queue"),
+        ({"SEARCH_BUDGET": 0}, ["bullpen.E014"], "above 0"),
+        ({"SEARCH_FIELD_CAP": "16k"}, ["bullpen.E014"], "above 0"),
+        ({"METRICS_DURATION_SAMPLE": -1}, ["bullpen.E014"], "0 or more"),
+        ({"METRICS_TOKEN": 1234}, ["bullpen.E014"], "must be a string"),
+        ({"LIVE_KEY_PREFIX": ""}, ["bullpen.E014"], "non-empty string"),
+        ({"READ_ONLY": "yes"}, ["bullpen.E014"], "True or False"),
     ],
 )
 def test_settings_validation(
