@@ -8,7 +8,7 @@ Only the Redis reachability check goes over the network, so it runs with ``check
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,21 +51,26 @@ def _nested_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
     from queues.background.settings import BackgroundSettings
     from queues.follower import LiveSettings
 
-    known = {
-        "LIVE": LiveSettings.__dataclass_fields__,
-        "ACTIONS": BackgroundSettings.__dataclass_fields__,
-        "ALERTS": ALERT_RULES,
-        "WORKER": conf.DEFAULTS["WORKER"],
-    }
+    # (where in BULLPEN, the dict given there, the keys it may hold)
+    nested: list[tuple[str, Mapping[str, Any], Iterable[str]]] = [
+        ("BULLPEN['LIVE']", config["LIVE"], LiveSettings.__dataclass_fields__),
+        ("BULLPEN['ACTIONS']", config["ACTIONS"], BackgroundSettings.__dataclass_fields__),
+        ("BULLPEN['ALERTS']", config["ALERTS"], ALERT_RULES),
+        ("BULLPEN['WORKER']", config["WORKER"], conf.DEFAULTS["WORKER"]),
+    ]
+    for queue, options in config["QUEUE_OPTIONS"].items():
+        where = f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]"
+        nested.append((where, options, conf.QUEUE_OPTION_KEYS))
+        nested.append((f"{where}['alerts']", options.get("alerts") or {}, ALERT_RULES))
     found: list[CheckMessage] = []
-    for setting, keys in known.items():
+    for where, given, keys in nested:
         valid = sorted(keys)
-        unknown = sorted(set(config[setting]) - set(valid), key=str)
+        unknown = sorted(set(given) - set(valid), key=str)
         if unknown:
             found.append(
                 Warning(
-                    f"Unknown BULLPEN[{setting!r}] settings {unknown!r}; they are ignored.",
-                    hint=f"Valid {setting} settings: " + ", ".join(valid) + ".",
+                    f"Unknown {where} settings {unknown!r}; they are ignored.",
+                    hint="Valid settings there: " + ", ".join(valid) + ".",
                     id="bullpen.W016",
                 )
             )

@@ -149,6 +149,8 @@ _MAPPINGS = (
     "ACTIONS",
 )
 _PAGE_SIZES = ("MIN_PAGE_SIZE", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE")
+# What QUEUE_OPTIONS may say about one queue.
+QUEUE_OPTION_KEYS = ("display_name", "description", "read_only", "alerts")
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,16 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
     for key in _MAPPINGS:
         if not isinstance(config[key], Mapping):
             bad(key, "must be a dict")
+    options = config["QUEUE_OPTIONS"]
+    for queue, given in options.items() if isinstance(options, Mapping) else ():
+        if not isinstance(given, Mapping) or not isinstance(given.get("alerts") or {}, Mapping):
+            found.append(
+                Problem(
+                    "E014",
+                    f"BULLPEN['QUEUE_OPTIONS'][{queue!r}] must be a dict (its 'alerts' a dict "
+                    f"too); it is {given!r}.",
+                )
+            )
     if not isinstance(config["METRICS_TOKEN"], str):
         bad("METRICS_TOKEN", "must be a string (empty: metrics off)")
     if not isinstance(config["LIVE_KEY_PREFIX"], str) or not config["LIVE_KEY_PREFIX"]:
