@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from queues import conf
+from queues import conf, conf_problems
 
 TAG = "bullpen"
 DEFAULT_READER = "dashboard.access.staff_or_basic_reader"
@@ -28,7 +28,7 @@ _PROBE_TIMEOUT = 1.0  # seconds: a check must not hold up manage.py for long
 
 def _config() -> dict[str, Any] | None:
     """The merged settings, or None when they are unusable (``check_settings`` says why)."""
-    if any(p.code.startswith("E") for p in conf.problems()):
+    if any(p.code.startswith("E") for p in conf_problems.problems()):
         return None
     return conf.get_config()
 
@@ -36,7 +36,7 @@ def _config() -> dict[str, Any] | None:
 @register(TAG)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     found: list[CheckMessage] = []
-    for problem in conf.problems():
+    for problem in conf_problems.problems():
         kind = Error if problem.code.startswith("E") else Warning
         found.append(kind(problem.message, hint=problem.hint or None, id=f"bullpen.{problem.code}"))
     config = _config()
@@ -60,7 +60,7 @@ def _nested_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
     ]
     for queue, options in config["QUEUE_OPTIONS"].items():
         where = f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]"
-        nested.append((where, options, conf.QUEUE_OPTION_KEYS))
+        nested.append((where, options, conf_problems.QUEUE_OPTION_KEYS))
         nested.append((f"{where}['alerts']", options.get("alerts") or {}, ALERT_RULES))
     found: list[CheckMessage] = []
     for where, given, keys in nested:

@@ -254,6 +254,8 @@ def test_basic_auth_users_hold_hashes_not_passwords() -> None:
         ),
         ({"QUEUE_OPTIONS": {"mail": "Mail"}}, ["bullpen.E014"], "must be a dict"),
         ({"QUEUE_OPTIONS": {"mail": {"alerts": [1]}}}, ["bullpen.E014"], "must be a dict"),
+        ({"ALERTS": {"waiting": "lots"}}, ["bullpen.E014"], "or None (off)"),
+        ({"QUEUE_OPTIONS": {"mail": {"alerts": {"delayed": -1}}}}, ["bullpen.E014"], "0 or more"),
         ({"SEARCH_BUDGET": 0}, ["bullpen.E014"], "above 0"),
         ({"SEARCH_FIELD_CAP": "16k"}, ["bullpen.E014"], "above 0"),
         ({"METRICS_DURATION_SAMPLE": -1}, ["bullpen.E014"], "0 or more"),
