@@ -313,3 +313,18 @@ def test_every_setting_is_documented() -> None:
 
     for key in LiveSettings.__dataclass_fields__:
         assert f"`{key}`" in reference, key
+
+
+def test_every_check_id_is_listed_once() -> None:
+    table = (ROOT / "docs" / "mounting.md").read_text()
+    listed = re.findall(r"^\| `bullpen\.([EW]\d{3})` \|", table, re.MULTILINE)
+    assert len(listed) == len(set(listed)), sorted(i for i in listed if listed.count(i) > 1)
+    code = (ROOT / "dashboard" / "checks.py").read_text()
+    code += (ROOT / "queues" / "conf_problems.py").read_text()
+    used = set(re.findall(r'id="bullpen\.([EW]\d{3})"', code))
+    used |= set(re.findall(r'Problem\(\s*"([EW]\d{3})"', code))
+    assert "W016" in used and "E010" in used  # both ways of naming an id are seen
+    assert used == set(listed)
+    # One meaning per warning id: each is raised from one place.
+    for warning in sorted(i for i in used if i.startswith("W")):
+        assert len(re.findall(rf'"(?:bullpen\.)?{warning}"', code)) == 1, warning
