@@ -2,12 +2,13 @@
 
 Registered by ``DashboardConfig.ready``. Ids: ``bullpen.E…`` stop ``runserver`` and ``migrate``;
 ``bullpen.W…`` are printed. Silence one with ``SILENCED_SYSTEM_CHECKS`` when it is intended.
+Only the Redis reachability check goes over the network, so it runs with ``check --deploy`` alone.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -16,7 +17,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from queues import conf
+from queues import conf, conf_problems
 
 TAG = "bullpen"
 DEFAULT_READER = "dashboard.access.staff_or_basic_reader"
@@ -27,7 +28,7 @@ _PROBE_TIMEOUT = 1.0  # seconds: a check must not hold up manage.py for long
 
 def _config() -> dict[str, Any] | None:
     """The merged settings, or None when they are unusable (``check_settings`` says why)."""
-    if any(p.code.startswith("E") for p in conf.problems()):
+    if any(p.code.startswith("E") for p in conf_problems.problems()):
         return None
     return conf.get_config()
 
@@ -35,29 +36,45 @@ def _config() -> dict[str, Any] | None:
 @register(TAG)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     found: list[CheckMessage] = []
-    for problem in conf.problems():
+    for problem in conf_problems.problems():
         kind = Error if problem.code.startswith("E") else Warning
         found.append(kind(problem.message, hint=problem.hint or None, id=f"bullpen.{problem.code}"))
     config = _config()
     if config is not None:
-        found += _live_keys(config)
+        found += _nested_keys(config)
     return found
 
 
-def _live_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
+def _nested_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
+    """Unknown keys inside the dict settings, which are otherwise ignored without a word."""
+    from queues.alerts import DEFAULTS as ALERT_RULES
+    from queues.background.settings import BackgroundSettings
     from queues.follower import LiveSettings
 
-    valid = sorted(LiveSettings.__dataclass_fields__)
-    unknown = sorted(set(config["LIVE"]) - set(valid), key=str)
-    if not unknown:
-        return []
-    return [
-        Warning(
-            f"Unknown BULLPEN['LIVE'] settings {unknown!r}; they are ignored.",
-            hint="Valid LIVE settings: " + ", ".join(valid) + ".",
-            id="bullpen.W013",
-        )
+    # (where in BULLPEN, the dict given there, the keys it may hold)
+    nested: list[tuple[str, Mapping[str, Any], Iterable[str]]] = [
+        ("BULLPEN['LIVE']", config["LIVE"], LiveSettings.__dataclass_fields__),
+        ("BULLPEN['ACTIONS']", config["ACTIONS"], BackgroundSettings.__dataclass_fields__),
+        ("BULLPEN['ALERTS']", config["ALERTS"], ALERT_RULES),
+        ("BULLPEN['WORKER']", config["WORKER"], conf.DEFAULTS["WORKER"]),
     ]
+    for queue, options in config["QUEUE_OPTIONS"].items():
+        where = f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]"
+        nested.append((where, options, conf_problems.QUEUE_OPTION_KEYS))
+        nested.append((f"{where}['alerts']", options.get("alerts") or {}, ALERT_RULES))
+    found: list[CheckMessage] = []
+    for where, given, keys in nested:
+        valid = sorted(keys)
+        unknown = sorted(set(given) - set(valid), key=str)
+        if unknown:
+            found.append(
+                Warning(
+                    f"Unknown {where} settings {unknown!r}; they are ignored.",
+                    hint="Valid settings there: " + ", ".join(valid) + ".",
+                    id="bullpen.W016",
+                )
+            )
+    return found
 
 
 @register(TAG)
@@ -228,7 +245,9 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     ]
 
 
-@register(TAG)
+# A deployment check: only ``check --deploy`` opens a connection, never ``migrate`` or
+# ``runserver``, which run the other checks on every start.
+@register(TAG, deploy=True)
 def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     import redis
 

@@ -16,21 +16,19 @@ from dashboard.forms.reads import FailureGroupsForm, FindForm
 from dashboard.guards import api_view, mutation_view, page_view
 from dashboard.viewer import can_act_on, viewer_kind
 from queues.actions.result import ActionResult
-from queues.alerts import evaluate
+from queues.alerts import read_alerts
 from queues.counts import summaries
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
 from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
-from queues.recent import finished_since
 from queues.workers import by_process, list_workers
 
 
 async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
-    found = await summaries()
-    recent = await finished_since([s.ref for s in found], 3600)
-    return {s.ref.slug: [a.as_json() for a in evaluate(s, recent[s.ref]["failed"])] for s in found}
+    firing = await read_alerts(await summaries())
+    return {ref.slug: [alert.as_json() for alert in firing[ref]] for ref in firing}
 
 
 # ---- API ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dashboard.guards import page_view
 from dashboard.job_view import dead_letter_context, page_context, shown
 from dashboard.serializers import queue_json
 from dashboard.viewer import can_act_on, sign_kind, viewer_kind
-from queues.alerts import evaluate
+from queues.alerts import read_alerts
 from queues.conf import default_prefix, get_config
 from queues.counts import QueueSummary, summaries, summary
 from queues.detail import job_detail
@@ -22,7 +22,6 @@ from queues.discovery import known
 from queues.errors import BullpenError, QueueNotFound
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
-from queues.recent import finished_since
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
 STATE_TABS = [s for s in STATES if s != "paused"]
@@ -30,10 +29,8 @@ STATE_TABS = [s for s in STATES if s != "paused"]
 
 async def _overview_context(found: list[QueueSummary]) -> dict[str, Any]:
     queues = [queue_json(s) for s in found]
-    recent = await finished_since([s.ref for s in found], 3600)
-    alerts = {
-        s.ref.slug: [a.as_json() for a in evaluate(s, recent[s.ref]["failed"])] for s in found
-    }
+    firing = await read_alerts(found)
+    alerts = {ref.slug: [alert.as_json() for alert in firing[ref]] for ref in firing}
     return {
         "queues": queues,
         "states": STATE_TABS,

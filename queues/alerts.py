@@ -1,14 +1,18 @@
 """Alert thresholds per queue, checked against counts read in the same round trip.
 
-Defaults (SPEC): waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
+Defaults: waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
 queue's global concurrency limit for more than 5 minutes. ``ALERTS`` in the settings changes the
 defaults; ``QUEUE_OPTIONS[q]["alerts"]`` changes them for one queue (None turns one off). The
 dead-letter queue has no waiting alert unless its own options set one.
+
+:func:`alerts_by_queue` is the one place alerts are decided: the overview, ``api/alerts/`` and
+``/metrics`` all go through it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +20,10 @@ from queues.conf import get_config
 from queues.counts import QueueSummary
 from queues.dead_letters import is_dead_letter_queue
 from queues.keys import QueueRef
+from queues.recent import finished_since
+
+# The window of the failed_last_hour rule, in seconds.
+LAST_HOUR_S = 3600
 
 DEFAULTS: dict[str, int | None] = {
     "waiting": 10_000,
@@ -71,3 +79,20 @@ def evaluate(summary: QueueSummary, failed_last_hour: int) -> list[Alert]:
     else:
         _at_limit_since.pop(summary.ref, None)
     return alerts
+
+
+def alerts_by_queue(
+    found: Iterable[QueueSummary], finished_last_hour: Mapping[QueueRef, Mapping[str, int]]
+) -> dict[QueueRef, list[Alert]]:
+    """The alerts firing on each queue, given its jobs finished in the last hour (as
+    :func:`queues.recent.finished_since` counts them; a queue missing there failed none)."""
+    return {
+        summary.ref: evaluate(summary, finished_last_hour.get(summary.ref, {}).get("failed", 0))
+        for summary in found
+    }
+
+
+async def read_alerts(found: Sequence[QueueSummary]) -> dict[QueueRef, list[Alert]]:
+    """:func:`alerts_by_queue` after reading the last hour's finished jobs (one round trip)."""
+    recent = await finished_since([summary.ref for summary in found], LAST_HOUR_S)
+    return alerts_by_queue(found, recent)

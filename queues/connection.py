@@ -20,7 +20,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from queues.conf import get_config
+from queues.conf import get_config, on_change
 
 T = TypeVar("T")
 
@@ -112,6 +112,7 @@ def get_client() -> aioredis.Redis:
 _retired: list[tuple[asyncio.AbstractEventLoop, aioredis.Redis]] = []
 
 
+@on_change
 def reset() -> None:
     """Retire every client: the settings they were made from changed."""
     _retired.extend(_clients.items())

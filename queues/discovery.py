@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import redis.asyncio as aioredis
 
-from queues.conf import get_config
+from queues.conf import get_config, on_change
 from queues.connection import get_client
 from queues.keys import QueueRef
 
@@ -32,7 +32,9 @@ _cache: Discovered | None = None
 _refreshing: asyncio.Task[Discovered] | None = None
 
 
+@on_change
 def reset() -> None:
+    """Forget the kept queue list: the settings it was scanned with changed."""
     global _cache, _refreshing
     _cache = None
     _refreshing = None

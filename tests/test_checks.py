@@ -136,6 +136,15 @@ def test_channel_layer() -> None:
             assert ids(checks.check_channel_layer()) == ["bullpen.W008"]
 
 
+def test_redis_is_probed_by_check_deploy_only() -> None:
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    with bullpen(REDIS_URL=closed):
+        # What migrate and runserver run: no connection, so no warning about it.
+        assert "bullpen.W009" not in ids(run_checks(tags=["bullpen"]))
+        deploy = ids(run_checks(tags=["bullpen"], include_deployment_checks=True))
+    assert "bullpen.W009" in deploy
+
+
 def test_redis_reachable_or_a_warning(redis_server: RedisServer) -> None:
     with bullpen(REDIS_URL=redis_server.url):
         assert checks.check_redis() == []
@@ -233,7 +242,26 @@ def test_basic_auth_users_hold_hashes_not_passwords() -> None:
         ({"REDIS_URL": "http://cache:6379"}, ["bullpen.E014"], "rediss://"),
         ({"WEBSOCKET_PATH": "ws/bullpen"}, ["bullpen.E014"], "starting and ending"),
         ({"REDIS_TIMEOUT": 0}, ["bullpen.E014"], "above 0"),
-        ({"LIVE": {"count_interval": 1}}, ["bullpen.W013"], "counts_interval"),
+        ({"LIVE": {"count_interval": 1}}, ["bullpen.W016"], "counts_interval"),
+        ({"ACTIONS": {"batch": 10}}, ["bullpen.W016"], "batch_size"),
+        ({"ALERTS": {"failed": 5}}, ["bullpen.W016"], "failed_last_hour"),
+        ({"WORKER": {"dead_letters": "dl"}}, ["bullpen.W016"], "dead_letter_queue"),
+        ({"QUEUE_OPTIONS": {"mail": {"name": "Mail"}}}, ["bullpen.W016"], "display_name"),
+        (
+            {"QUEUE_OPTIONS": {"mail": {"alerts": {"wait": 1}}}},
+            ["bullpen.W016"],
+            "['mail']['alerts']",
+        ),
+        ({"QUEUE_OPTIONS": {"mail": "Mail"}}, ["bullpen.E014"], "must be a dict"),
+        ({"QUEUE_OPTIONS": {"mail": {"alerts": [1]}}}, ["bullpen.E014"], "must be a dict"),
+        ({"ALERTS": {"waiting": "lots"}}, ["bullpen.E014"], "or None (off)"),
+        ({"QUEUE_OPTIONS": {"mail": {"alerts": {"delayed": -1}}}}, ["bullpen.E014"], "0 or more"),
+        ({"SEARCH_BUDGET": 0}, ["bullpen.E014"], "above 0"),
+        ({"SEARCH_FIELD_CAP": "16k"}, ["bullpen.E014"], "above 0"),
+        ({"METRICS_DURATION_SAMPLE": -1}, ["bullpen.E014"], "0 or more"),
+        ({"METRICS_TOKEN": 1234}, ["bullpen.E014"], "must be a string"),
+        ({"LIVE_KEY_PREFIX": ""}, ["bullpen.E014"], "non-empty string"),
+        ({"READ_ONLY": "yes"}, ["bullpen.E014"], "True or False"),
     ],
 )
 def test_settings_validation(
@@ -285,3 +313,18 @@ def test_every_setting_is_documented() -> None:
 
     for key in LiveSettings.__dataclass_fields__:
         assert f"`{key}`" in reference, key
+
+
+def test_every_check_id_is_listed_once() -> None:
+    table = (ROOT / "docs" / "mounting.md").read_text()
+    listed = re.findall(r"^\| `bullpen\.([EW]\d{3})` \|", table, re.MULTILINE)
+    assert len(listed) == len(set(listed)), sorted(i for i in listed if listed.count(i) > 1)
+    code = (ROOT / "dashboard" / "checks.py").read_text()
+    code += (ROOT / "queues" / "conf_problems.py").read_text()
+    used = set(re.findall(r'id="bullpen\.([EW]\d{3})"', code))
+    used |= set(re.findall(r'Problem\(\s*"([EW]\d{3})"', code))
+    assert "W016" in used and "E010" in used  # both ways of naming an id are seen
+    assert used == set(listed)
+    # One meaning per warning id: each is raised from one place.
+    for warning in sorted(i for i in used if i.startswith("W")):
+        assert len(re.findall(rf'"(?:bullpen\.)?{warning}"', code)) == 1, warning

@@ -14,6 +14,7 @@ import weakref
 import redis.asyncio as aioredis
 from bullmq import Queue
 
+from queues.conf import on_change
 from queues.keys import QueueRef
 from queues.write_once import write_once_client
 
@@ -49,6 +50,7 @@ async def close_current() -> None:
         await client.aclose()
 
 
+@on_change
 def reset() -> None:
     """Settings changed: retire every client (closed later on its own loop)."""
     _retired.extend((loop, entry[0]) for loop, entry in _handles.items())

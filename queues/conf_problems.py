@@ -1,0 +1,217 @@
+"""What is wrong with ``settings.BULLPEN``, said as problems with check ids; dashboard/checks.py
+turns them into Django system checks (``bullpen.E…`` errors, ``bullpen.W…`` warnings)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from queues.conf import DEFAULTS
+
+# Keys accepted besides DEFAULTS': the short form of PREFIXES.
+ALIASES = ("PREFIX",)
+_POSITIVE = (
+    "SCAN_COUNT",
+    "LIST_FIELD_CAP",
+    "DETAIL_FIELD_CAP",
+    "REDIS_TIMEOUT",
+    "FAILURE_GROUP_BUDGET",
+    "SEARCH_BUDGET",
+    "SEARCH_FIELD_CAP",
+)
+_NOT_NEGATIVE = ("DISCOVERY_INTERVAL", "DETAIL_LOG_LINES", "METRICS_DURATION_SAMPLE")
+_MAPPINGS = (
+    "QUEUE_OPTIONS",
+    "BASIC_AUTH_USERS",
+    "BASIC_AUTH_PLAIN",
+    "LIVE",
+    "ALERTS",
+    "WORKER",
+    "ACTIONS",
+)
+_PAGE_SIZES = ("MIN_PAGE_SIZE", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE")
+# What QUEUE_OPTIONS may say about one queue.
+QUEUE_OPTION_KEYS = ("display_name", "description", "read_only", "alerts")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A setting that cannot work as given. ``code`` is its check id: E… errors, W… warnings."""
+
+    code: str
+    message: str
+    hint: str = ""
+
+
+def problems() -> list[Problem]:
+    """What is wrong with ``settings.BULLPEN``; an empty list when it can be used."""
+    user = getattr(settings, "BULLPEN", {}) or {}
+    if not isinstance(user, Mapping):
+        return [Problem("E010", "BULLPEN must be a dict.", "BULLPEN = {'REDIS_URL': ..., ...}")]
+    found = _unknown_keys(user)
+    if "PREFIX" in user and "PREFIXES" in user:
+        found.append(
+            Problem("W014", "BULLPEN has both PREFIX and PREFIXES; PREFIX is ignored.", "Keep one.")
+        )
+    config = {**DEFAULTS, **user}
+    if "PREFIX" in user and "PREFIXES" not in user:
+        config["PREFIXES"] = [user["PREFIX"]]
+    prefix_problems = _prefixes(config["PREFIXES"])
+    found += prefix_problems
+    if not prefix_problems:
+        found += _queue_names(config, list(config["PREFIXES"]))
+    found += _values(config)
+    return found
+
+
+def _unknown_keys(user: Mapping[str, Any]) -> list[Problem]:
+    valid = sorted([*DEFAULTS, *ALIASES])
+    found = []
+    for key in sorted(set(user) - set(valid), key=str):
+        close = get_close_matches(str(key), valid, n=1)
+        guess = f" Did you mean {close[0]!r}?" if close else ""
+        found.append(
+            Problem(
+                "W013",
+                f"Unknown BULLPEN setting {key!r}; it is ignored.{guess}",
+                "Valid settings: " + ", ".join(valid) + ".",
+            )
+        )
+    return found
+
+
+def _prefixes(prefixes: Any) -> list[Problem]:
+    if isinstance(prefixes, str) or not isinstance(prefixes, (list, tuple)) or not prefixes:
+        return [
+            Problem(
+                "E011",
+                "BULLPEN['PREFIXES'] must be a non-empty list of key prefixes.",
+                "BullMQ's default prefix is 'bull': PREFIXES = ['bull'].",
+            )
+        ]
+    bad = [p for p in prefixes if not isinstance(p, str) or not p]
+    if bad:
+        return [Problem("E011", f"BULLPEN['PREFIXES'] holds invalid prefixes: {bad!r}.")]
+    return []
+
+
+def _queue_names(config: Mapping[str, Any], prefixes: list[str]) -> list[Problem]:
+    found = []
+    queues, options = config["QUEUES"], config["QUEUE_OPTIONS"]
+    if isinstance(queues, str) or not isinstance(queues, (list, tuple)):
+        return [Problem("E014", "BULLPEN['QUEUES'] must be a list of queue names.")]
+    for name in queues:
+        reason = _slug_problem(name, prefixes)
+        if reason:
+            found.append(Problem("E012", f"BULLPEN['QUEUES'] entry {name!r}: {reason}", _SLUG_HINT))
+    for name in options if isinstance(options, Mapping) else ():
+        reason = _slug_problem(name, prefixes)
+        if reason:
+            found.append(
+                Problem("W015", f"BULLPEN['QUEUE_OPTIONS'] key {name!r}: {reason}", _SLUG_HINT)
+            )
+    return found
+
+
+_SLUG_HINT = (
+    "Name a queue under the first prefix by its name ('email') and one under another "
+    "configured prefix as '<prefix>:<name>' ('other:email')."
+)
+
+
+def _slug_problem(slug: Any, prefixes: list[str]) -> str:
+    if not isinstance(slug, str) or not slug:
+        return "a queue name must be a non-empty string."
+    prefix, sep, name = slug.rpartition(":")
+    if not sep:
+        return ""
+    if not name:
+        return "the queue name after the last ':' is empty."
+    if prefix not in prefixes:
+        # BullMQ refuses ':' in queue names, so the part before the last ':' must be a prefix.
+        return f"BullMQ queue names cannot contain ':', and {prefix!r} is not one of PREFIXES."
+    return ""
+
+
+def _values(config: Mapping[str, Any]) -> list[Problem]:
+    found = []
+
+    def bad(key: str, should: str) -> None:
+        found.append(Problem("E014", f"BULLPEN[{key!r}] {should}; it is {config[key]!r}."))
+
+    url = config["REDIS_URL"]
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        bad("REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
+    for key in _POSITIVE:
+        if not _number(config[key]) or config[key] <= 0:
+            bad(key, "must be a number above 0")
+    for key in _NOT_NEGATIVE:
+        if not _number(config[key]) or config[key] < 0:
+            bad(key, "must be a number, 0 or more")
+    for key in _MAPPINGS:
+        if not isinstance(config[key], Mapping):
+            bad(key, "must be a dict")
+    found += _thresholds(config)
+    if not isinstance(config["METRICS_TOKEN"], str):
+        bad("METRICS_TOKEN", "must be a string (empty: metrics off)")
+    if not isinstance(config["LIVE_KEY_PREFIX"], str) or not config["LIVE_KEY_PREFIX"]:
+        bad("LIVE_KEY_PREFIX", "must be a non-empty string")
+    if not isinstance(config["READ_ONLY"], bool):
+        bad("READ_ONLY", "must be True or False")
+    path = config["WEBSOCKET_PATH"]
+    if not isinstance(path, str) or not path.startswith("/") or not path.endswith("/"):
+        bad("WEBSOCKET_PATH", "must be a path starting and ending with '/'")
+    sizes = [config[key] for key in _PAGE_SIZES]
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes):
+        found.append(
+            Problem(
+                "E013",
+                "MIN_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE must be whole numbers above 0.",
+            )
+        )
+    elif not sizes[0] <= sizes[1] <= sizes[2]:
+        found.append(
+            Problem(
+                "E013",
+                f"Page sizes are inconsistent: MIN_PAGE_SIZE {sizes[0]}, DEFAULT_PAGE_SIZE "
+                f"{sizes[1]}, MAX_PAGE_SIZE {sizes[2]}.",
+                "They must satisfy MIN_PAGE_SIZE <= DEFAULT_PAGE_SIZE <= MAX_PAGE_SIZE.",
+            )
+        )
+    return found
+
+
+def _thresholds(config: Mapping[str, Any]) -> list[Problem]:
+    """Alert thresholds, for every queue and per queue: numbers, or None (off)."""
+    # A non-dict ALERTS is reported with the other dict settings.
+    given = {"BULLPEN['ALERTS']": config["ALERTS"]} if isinstance(config["ALERTS"], Mapping) else {}
+    options = config["QUEUE_OPTIONS"]
+    for queue, per_queue in options.items() if isinstance(options, Mapping) else ():
+        if not isinstance(per_queue, Mapping):
+            given[f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]"] = per_queue
+        else:
+            given[f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]['alerts']"] = per_queue.get("alerts") or {}
+    found = []
+    for where, value in given.items():
+        if not isinstance(value, Mapping):
+            found.append(Problem("E014", f"{where} must be a dict; it is {value!r}."))
+            continue
+        for rule, limit in value.items():
+            if limit is not None and not (_number(limit) and limit >= 0):
+                found.append(
+                    Problem(
+                        "E014",
+                        f"{where}[{rule!r}] must be a number, 0 or more, or None (off); "
+                        f"it is {limit!r}.",
+                    )
+                )
+    return found
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
