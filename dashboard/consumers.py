@@ -15,7 +15,7 @@ from channels.sessions import InstanceSessionWrapper
 
 from dashboard import fanout, live, live_render, shared_reads
 from dashboard.access import allows, read_check
-from dashboard.params import PAGE_SIZES
+from dashboard.forms.reads import PAGE_SIZES
 from dashboard.principal import from_scope
 from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
 from queues import counts, interest, live_protocol

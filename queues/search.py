@@ -112,8 +112,8 @@ async def search(
         raise BadParameter(f"Unknown state {state!r}")
     query = parse_query(raw_query)
     config = get_config()
-    budget = min(int(budget or config.get("SEARCH_BUDGET", 100_000)), MAX_BUDGET)
-    cap = int(config.get("SEARCH_FIELD_CAP", 16384))
+    budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)
+    cap = int(config["SEARCH_FIELD_CAP"])
     redis = get_client()
     suffix, kind = STATES[state]
     key = ref.key(suffix)
