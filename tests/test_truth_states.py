@@ -13,9 +13,6 @@ from typing import Any
 
 from django.test import AsyncClient, override_settings
 
-from dashboard.templatetags.bullpen import due_at, succeeded_on
-from queues.dead_letters import leading_fields, read_envelope
-from queues.job_fields import due_at_ms
 from queues.runner import Producer, QueueOptions, Registry
 from tests.conftest import Peer
 from tests.worker_fixtures import (
@@ -48,51 +45,6 @@ async def api(client: AsyncClient, path: str) -> Any:
     response = await client.get(f"/queues/api/{path}")
     assert response.status_code == 200, response.content[:500]
     return response.json()
-
-
-# ---- pure logic ---------------------------------------------------------------------------
-
-
-def test_due_time_from_a_delayed_score() -> None:
-    due = 1_760_000_000_123
-    assert due_at_ms(str(due * 4096 + 17)) == due
-    assert due_at_ms(float(due * 4096)) == due  # RESP3 answers a double
-    assert due_at_ms(None) is None and due_at_ms("nope") is None
-    # The score wins over what the job was added with; without one, timestamp + delay.
-    assert due_at({"dueAt": due, "timestamp": 5, "delay": 10}) == due
-    assert due_at({"dueAt": None, "timestamp": 5, "delay": 10}) == 15
-    assert due_at({"timestamp": 5, "delay": 0}) is None
-    assert due_at("not a job") is None
-
-
-def test_succeeded_on_names_the_attempt() -> None:
-    done = {"state": "completed", "failedReason": "boom", "attemptsMade": 2, "opts": {}}
-    assert succeeded_on(done) == "succeeded on attempt 2"
-    assert succeeded_on({**done, "opts": {"attempts": 5}}) == "succeeded on attempt 2 of 5"
-    assert succeeded_on({**done, "failedReason": None, "stacktrace": ["x"]}) != ""
-    assert succeeded_on({**done, "failedReason": None, "stacktrace": []}) == ""
-    assert succeeded_on({**done, "state": "failed"}) == ""
-
-
-def test_envelope_fields_before_the_list_cut() -> None:
-    envelope = {
-        "queue": "hooks",
-        "prefix": "bull",
-        "jobId": "12345",
-        "name": "post",
-        "failedReason": 'endpoint "down" ' + "é" * 40,
-        "data": {"blob": "y" * 5000},
-    }
-    text = json.dumps(envelope)
-    assert read_envelope(envelope) is envelope
-    assert read_envelope(text[:2048]) == {k: v for k, v in envelope.items() if k != "data"}
-    # A cut inside the id drops it (a wrong id is worse than none); inside the reason keeps
-    # what came before the cut.
-    assert read_envelope(text[: text.index("12345") + 3]) is None
-    cut_reason = read_envelope(text[: text.index("down") + 2])
-    assert cut_reason is not None and cut_reason["failedReason"] == 'endpoint "do…'
-    assert leading_fields('{"a": 1, "b": "x\\') == {"a": 1}
-    assert read_envelope("not json") is None and read_envelope({"queue": 1, "jobId": "1"}) is None
 
 
 # ---- delayed and prioritized --------------------------------------------------------------
