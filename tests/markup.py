@@ -41,6 +41,11 @@ def attribute(node: Element, name: str) -> str | None:
     return dict(node.attributes).get(name)
 
 
+def has_attribute(node: Element, name: str) -> bool:
+    """Whether the attribute is there, a value-less one (``hidden``) included."""
+    return any(key == name for key, _ in node.attributes)
+
+
 def text(node: Element | str) -> str:
     """The text inside an element, tags left out (whitespace as the parser normalised it)."""
     if isinstance(node, str):
