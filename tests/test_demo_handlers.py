@@ -19,8 +19,8 @@ import pytest
 from django.test import override_settings
 from PIL import Image
 
-from queues.demo import DEMO_QUEUES, demo_job, seed
-from queues.demo_handlers import documents, images, newsletter, webhooks
+from bullpen_site.demo_handlers import documents, images, newsletter, webhooks
+from bullpen_site.demo_jobs import DEMO_QUEUES, demo_job, seed
 from queues.runner import Producer, Registry, default_registry
 from tests.worker_fixtures import Runners, runners, wait_for  # noqa: F401 - fixtures
 
