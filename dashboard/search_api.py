@@ -22,7 +22,7 @@ from dashboard.viewer import ViewerKind, viewer_kind
 from queues.errors import BadParameter, BullpenError
 from queues.jsontext import dumps
 from queues.keys import STATES, QueueRef
-from queues.search import MAX_BUDGET, Progress, as_listed, parse_query, search
+from queues.search import MAX_BUDGET, ScanProgress, as_listed, parse_query, search
 
 RENDERINGS = ("", "row")
 MAX_QUERY = 2000  # characters of a search query
@@ -32,7 +32,7 @@ def _line(item: dict[str, Any]) -> bytes:
     return dumps(item) + b"\n"
 
 
-def _progress_line(item: Progress) -> bytes:
+def _progress_line(item: ScanProgress) -> bytes:
     line: dict[str, Any] = {
         "type": "progress",
         "scanned": item.scanned,
@@ -82,7 +82,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
         matches: list[dict[str, Any]] = []
         try:
             async for item in search(ref, state, raw, budget, max_matches=max_matches):
-                if not isinstance(item, Progress):
+                if not isinstance(item, ScanProgress):
                     if render:
                         matches.append(item)
                     else:
