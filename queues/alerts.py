@@ -1,6 +1,6 @@
 """Alert thresholds per queue, checked against counts read in the same round trip.
 
-Defaults (SPEC): waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
+Defaults: waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
 queue's global concurrency limit for more than 5 minutes. ``ALERTS`` in the settings changes the
 defaults; ``QUEUE_OPTIONS[q]["alerts"]`` changes them for one queue (None turns one off). The
 dead-letter queue has no waiting alert unless its own options set one.

@@ -82,7 +82,7 @@ def check_contents(wheel: Path) -> None:
         names = set(archive.namelist())
     expected = {f"dashboard/{f}" for f in _files(ROOT / "dashboard") if not f.endswith(".pyc")}
     expected |= {f"queues/{f}" for f in _files(ROOT / "queues") if not f.endswith(".pyc")}
-    # The design card's top-level folders, where an installed app looks for them.
+    # The repository's top-level templates/ and static/, where an installed app looks for them.
     expected |= {f"dashboard/templates/bullpen/{f}" for f in _files(ROOT / "templates/bullpen")}
     expected |= {f"dashboard/static/bullpen/{f}" for f in _files(ROOT / "static/bullpen")}
     missing = sorted(expected - names)
