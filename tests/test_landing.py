@@ -32,7 +32,8 @@ WITHOUT_MESSAGES = [m for m in test_settings.MIDDLEWARE if "messages" not in m]
 
 @pytest.fixture
 def scenario(peer: Peer) -> dict[str, Any]:
-    return peer("scenario", "--queue", "shop")
+    ids: dict[str, Any] = peer("scenario", "--queue", "shop")
+    return ids
 
 
 def toast(page: str) -> str:

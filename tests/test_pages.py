@@ -14,7 +14,8 @@ from tests.markup import assert_in_html, attribute, element, elements, has_attri
 
 @pytest.fixture
 def scenario(peer: Peer) -> dict[str, Any]:
-    return peer("scenario", "--queue", "shop")
+    ids: dict[str, Any] = peer("scenario", "--queue", "shop")
+    return ids
 
 
 def row_ids(html: str) -> list[str]:

@@ -25,7 +25,8 @@ AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").de
 
 @pytest.fixture
 def scenario(peer: Peer) -> dict[str, Any]:
-    return peer("scenario", "--queue", "shop")
+    ids: dict[str, Any] = peer("scenario", "--queue", "shop")
+    return ids
 
 
 async def test_find_a_job_by_id_anywhere(
