@@ -120,7 +120,7 @@ def main() -> None:
     with worker_log.open("ab") as log:
         children.append(
             subprocess.Popen(
-                [python, "manage.py", "runqueueworker", "--module", "queues.demo_handlers"],
+                [python, "manage.py", "runqueueworker", "--module", "bullpen_site.demo_handlers"],
                 cwd=ROOT,
                 env=env,
                 stdout=log,

@@ -30,6 +30,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "dashboard",
     "queues",
+    # The standalone site itself: the demo's bullpen_demo command.
+    "bullpen_site",
 ]
 
 MIDDLEWARE = [

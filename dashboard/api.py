@@ -1,4 +1,4 @@
-"""The JSON GET routes of the API (SPEC section 3). Pages use the same queue-layer calls.
+"""The JSON GET routes of the API (listed in README.md). Pages use the same queue-layer calls.
 
 Each route's body comes from one function shared with ``dashboard.asgi_fast``, the ASGI fast
 path that serves these same routes without Django's request cycle when reads are open.

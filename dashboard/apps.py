@@ -10,5 +10,6 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Importing the module registers the system checks (what a host site forgot).
-        from dashboard import checks  # noqa: F401
+        # Importing the modules registers the system checks (what a host site forgot, and
+        # dependency versions the fast paths were not written against).
+        from dashboard import checks, version_check  # noqa: F401

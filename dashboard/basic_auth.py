@@ -73,11 +73,6 @@ async def verify(username: str, password: str) -> bool:
     return ok
 
 
-def forget_all() -> None:
-    """Settings changed: remembered successes may no longer hold."""
-    _remembered.clear()
-
-
 def configured() -> bool:
     config = get_config()
     return bool(config.get("BASIC_AUTH_USERS") or config.get("BASIC_AUTH_PLAIN"))

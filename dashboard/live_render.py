@@ -72,7 +72,7 @@ def _one(message: OneMessage, kind: ViewerKind) -> dict[str, Any]:
     return dict(message)
 
 
-def row_html(slug: str, job: dict[str, Any], selectable: bool) -> str:
+def _row_html(slug: str, job: dict[str, Any], selectable: bool) -> str:
     """One job row, as the queue page's list renders it."""
     context = {
         "job": job,
@@ -109,7 +109,7 @@ def _rows(message: RowsMessage, kind: ViewerKind) -> dict[str, Any]:
         row: dict[str, Any] = {"id": change["id"], "state": change["state"], "at": change["at"]}
         job = change.get("job")
         if job is not None:
-            row["html"] = row_html(message["queue"], job, selectable)
+            row["html"] = _row_html(message["queue"], job, selectable)
         rows.append(row)
     return {"type": "rows", "queue": message["queue"], "rows": rows, "removed": message["removed"]}
 

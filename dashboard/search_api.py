@@ -23,14 +23,14 @@ from dashboard.viewer import ViewerKind, viewer_kind
 from queues.errors import BullpenError
 from queues.jsontext import dumps
 from queues.keys import QueueRef
-from queues.search import Progress, as_listed, search
+from queues.search import ScanProgress, as_listed, search
 
 
 def _line(item: dict[str, Any]) -> bytes:
     return dumps(item) + b"\n"
 
 
-def _progress_line(item: Progress) -> bytes:
+def _progress_line(item: ScanProgress) -> bytes:
     line: dict[str, Any] = {
         "type": "progress",
         "scanned": item.scanned,
@@ -67,7 +67,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
         matches: list[dict[str, Any]] = []
         try:
             async for item in search(ref, state, raw, budget, max_matches=max_matches):
-                if not isinstance(item, Progress):
+                if not isinstance(item, ScanProgress):
                     if render:
                         matches.append(item)
                     else:

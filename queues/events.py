@@ -18,18 +18,6 @@ STATE_OF_EVENT: dict[str, str] = {
     "stalled": "waiting",
     "prioritized": "prioritized",
 }
-# Events that change counts without naming one job, or that name a job that is gone.
-QUEUE_WIDE = {
-    "paused",
-    "resumed",
-    "drained",
-    "cleaned",
-    "removed",
-    "retries-exhausted",
-    "deduplicated",
-    "duplicated",
-    "debounced",
-}
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,6 @@ class QueueRef:
     def job_key(self, job_id: str) -> str:
         return f"{self.prefix}:{self.name}:{job_id}"
 
-    def state_key(self, state: str) -> str:
-        return self.key(STATES[state][0])
-
     @property
     def qualified_name(self) -> str:
         """``<prefix>:<name>``, what BullMQ calls the queue's qualified name."""

@@ -92,7 +92,7 @@ def parse_query(raw: str) -> Query:
 
 
 @dataclass
-class Progress:
+class ScanProgress:
     scanned: int
     total: int
     matched: int
@@ -107,7 +107,7 @@ async def search(
     budget: int | None = None,
     chunk: int = 200,
     max_matches: int | None = None,
-) -> AsyncIterator[dict[str, Any] | Progress]:
+) -> AsyncIterator[dict[str, Any] | ScanProgress]:
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
     query = parse_query(raw_query)
@@ -144,11 +144,11 @@ async def search(
                 if matched == max_matches:
                     # The scan covered the chunk up to this job, not the jobs after it.
                     scanned += ids.index(str(job["id"])) + 1
-                    yield Progress(scanned, total, matched, done=True, full=True)
+                    yield ScanProgress(scanned, total, matched, done=True, full=True)
                     return
         scanned = end + 1
-        yield Progress(scanned, total, matched, done=False)
-    yield Progress(scanned, total, matched, done=True)
+        yield ScanProgress(scanned, total, matched, done=False)
+    yield ScanProgress(scanned, total, matched, done=True)
 
 
 async def as_listed(

@@ -1,4 +1,8 @@
-"""Fixtures with real parts: a redis-server, the Node BullMQ peer, a daphne server, Chromium."""
+"""Fixtures with real parts: a redis-server, the Node BullMQ peer, a daphne server, Chromium.
+
+Tests marked ``unit`` (every test under tests/unit/, and pure tests elsewhere marked so) get
+none of them: ``./run test-fast`` runs those alone, in seconds, on a machine without
+redis-server, Node or Chromium."""
 
 from __future__ import annotations
 
@@ -18,10 +22,30 @@ from django.test import AsyncClient, override_settings
 
 from queues import connection, failure_groups
 from queues.actions import handles
+from tests import module_state
 from tests.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / "tests" / "interop" / "peer.mjs"
+UNIT_DIR = ROOT / "tests" / "unit"
+# Fixtures that start a real part; a unit test asking for one is in the wrong tier.
+REAL_PARTS = ("redis_server", "redis_client", "peer", "bullpen_server", "chromium_path")
+# What a unit test's Bullpen points at: nothing listens there, so a stray read fails at once.
+NO_REDIS = "redis://127.0.0.1:1/0"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(UNIT_DIR):
+            item.add_marker(pytest.mark.unit)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("unit") is None:
+        return
+    wanted = [name for name in REAL_PARTS if name in getattr(item, "fixturenames", ())]
+    if wanted:
+        pytest.fail(f"a unit test runs without Redis, Node or Chromium; it asks for {wanted}")
 
 
 @pytest.fixture(scope="session")
@@ -34,15 +58,19 @@ def redis_server() -> Iterator[RedisServer]:
 
 @pytest.fixture(autouse=True)
 def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
-    """Every test gets an empty Redis and Bullpen pointed at it."""
-    server: RedisServer = request.getfixturevalue("redis_server")
-    if server.process is None:
-        server.start()
-    with server.client() as client:
-        client.flushall()
+    """Every test but a unit test gets an empty Redis and Bullpen pointed at it."""
+    if request.node.get_closest_marker("unit") is not None:
+        url = NO_REDIS
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        if server.process is None:
+            server.start()
+        with server.client() as client:
+            client.flushall()
+        url = server.url
     failure_groups.reset_shared()
     config = {
-        "REDIS_URL": server.url,
+        "REDIS_URL": url,
         "PREFIXES": ["bull"],
         "DISCOVERY_INTERVAL": 0,
         "READ_ACCESS": "dashboard.access.anyone",
@@ -50,6 +78,13 @@ def bullpen_settings(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]
     }
     with override_settings(BULLPEN=config):
         yield config
+
+
+@pytest.fixture(autouse=True)
+def fresh_module_state() -> Iterator[None]:
+    """What one test leaves in a module's memory is not there for the next."""
+    yield
+    module_state.reset()
 
 
 @pytest.fixture(autouse=True)

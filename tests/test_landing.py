@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import html
 import json
 import re
 from typing import Any
@@ -22,6 +21,7 @@ from dashboard.landing import confirmation
 from queues.actions.result import ActionResult
 from tests import settings as test_settings
 from tests.conftest import Peer
+from tests.markup import attribute, element, elements, has_attribute, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,16 +32,16 @@ WITHOUT_MESSAGES = [m for m in test_settings.MIDDLEWARE if "messages" not in m]
 
 @pytest.fixture
 def scenario(peer: Peer) -> dict[str, Any]:
-    return peer("scenario", "--queue", "shop")
+    ids: dict[str, Any] = peer("scenario", "--queue", "shop")
+    return ids
 
 
 def toast(page: str) -> str:
     """The text of the page's confirmation area, or "" when it is hidden."""
-    found = re.search(r'<div id="toast" role="status"([^>]*)>(.*?)</div>', page, re.S)
-    assert found, "no #toast on the page"
-    if " hidden" in found[1]:
+    area = element(page, "div", id="toast", role="status")
+    if has_attribute(area, "hidden"):
         return ""
-    return html.unescape(re.sub(r"<[^>]+>", " ", found[2])).strip()
+    return " ".join(text(notice) for notice in elements(area, "span", class_=None)).strip()
 
 
 async def test_remove_from_htmx_lands_on_the_tab_with_a_confirmation(
@@ -311,14 +311,14 @@ async def test_session_users_sign_out_through_the_sites_logout(
     client = AsyncClient(enforce_csrf_checks=True)
     await client.aforce_login(admin)
     page = (await client.get("/queues/")).content.decode()
-    form = re.search(r'<form class="sign-out" method="post" action="([^"]+)"', page)
-    assert form and form[1] == "/admin/logout/"
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    form = element(page, "form", class_="sign-out", method="post")
+    assert attribute(form, "action") == "/admin/logout/"
+    token = attribute(element(form, "input", name="csrfmiddlewaretoken"), "value")
     assert token
     assert "hx-post" in (await client.get("/queues/q/shop/?state=failed")).content.decode()
     # Without the token the site refuses; with it, the user is out and the pages read-only.
-    assert (await client.post(form[1], {"next": "/queues/"})).status_code == 403
-    done = await client.post(form[1], {"next": "/queues/", "csrfmiddlewaretoken": token[1]})
+    assert (await client.post("/admin/logout/", {"next": "/queues/"})).status_code == 403
+    done = await client.post("/admin/logout/", {"next": "/queues/", "csrfmiddlewaretoken": token})
     assert done.status_code == 302 and done["Location"] == "/queues/"
     after = (await client.get("/queues/q/shop/?state=failed")).content.decode()
     assert "hx-post" not in after and 'data-testid="sign-in"' in after
@@ -333,11 +333,11 @@ async def test_bullpens_own_sign_out_signs_a_session_out(scenario: dict[str, Any
     client = AsyncClient(enforce_csrf_checks=True)
     await client.aforce_login(admin)
     page = (await client.get("/queues/")).content.decode()
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    token = attribute(element(page, "input", name="csrfmiddlewaretoken"), "value")
     assert token
     assert (await client.post("/queues/sign-out")).status_code == 403  # CSRF
     done = await client.post(
-        "/queues/sign-out", {"next": "https://evil.example/", "csrfmiddlewaretoken": token[1]}
+        "/queues/sign-out", {"next": "https://evil.example/", "csrfmiddlewaretoken": token}
     )
     assert done.status_code == 302 and done["Location"] == "/queues/"
     after = (await client.get("/queues/q/shop/?state=failed")).content.decode()

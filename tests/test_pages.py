@@ -9,15 +9,17 @@ import pytest
 from django.test import AsyncClient
 
 from tests.conftest import Peer
+from tests.markup import assert_in_html, attribute, element, elements, has_attribute, text
 
 
 @pytest.fixture
 def scenario(peer: Peer) -> dict[str, Any]:
-    return peer("scenario", "--queue", "shop")
+    ids: dict[str, Any] = peer("scenario", "--queue", "shop")
+    return ids
 
 
 def row_ids(html: str) -> list[str]:
-    return re.findall(r'<tr data-job-id="([^"]*)">', html)
+    return [str(attribute(row, "data-job-id")) for row in elements(html, "tr", data_job_id=None)]
 
 
 async def test_overview_lists_every_queue_with_counts(
@@ -26,8 +28,11 @@ async def test_overview_lists_every_queue_with_counts(
     html = (await client.get("/queues/")).content.decode()
     for name in ("shop", "shop-children", "shop-paused"):
         assert f'data-queue="{name}"' in html
-    shop = html[html.index('data-queue="shop"') :].split("</tr>")[0]
-    cells = dict(re.findall(r'data-state="([a-z-]+)">\s*<a [^>]*>(\d+)</a>', shop))
+    shop = element(html, "tr", data_queue="shop")
+    cells = {
+        str(attribute(cell, "data-state")): text(element(cell, "a", href=None))
+        for cell in elements(shop, "td", data_state=None)
+    }
     assert cells == {
         "waiting": "4",
         "active": "1",
@@ -37,9 +42,9 @@ async def test_overview_lists_every_queue_with_counts(
         "completed": "2",
         "failed": "2",
     }
-    paused_row = html[html.index('data-queue="shop-paused"') :].split("</tr>")[0]
-    assert '<span class="badge paused">paused</span>' in paused_row
-    assert '<span class="badge paused" hidden>paused</span>' in shop
+    paused_row = element(html, "tr", data_queue="shop-paused")
+    assert_in_html('<span class="badge paused">paused</span>', paused_row)
+    assert_in_html('<span class="badge paused" hidden>paused</span>', shop)
 
 
 async def test_queue_tabs_show_the_state_jobs(
@@ -89,15 +94,22 @@ async def test_failed_job_page(client: AsyncClient, scenario: dict[str, Any]) ->
     job_id = scenario["ids"]["failed"][0]
     html = (await client.get(f"/queues/q/shop/jobs/{job_id}/")).content.decode()
     assert 'data-testid="job-state">failed<' in html
-    assert html.count('<pre class="stack">') == 3
+    assert len(elements(html, "pre", class_="stack")) == 3
     assert "Stack trace (last attempt)" in html
     assert "3 of 3" in html  # attempts made of allowed
-    assert re.search(
-        r'<time datetime="\d{4}-\d\d-\d\dT[^"]+" data-ms="\d+" title="[^"]+ UTC">', html
+    times = elements(html, "time", datetime=None, data_ms=None, title=None)
+    assert any(
+        re.fullmatch(r"\d{4}-\d\d-\d\dT.+", str(attribute(t, "datetime")))
+        and str(attribute(t, "data-ms")).isdigit()
+        and str(attribute(t, "title")).endswith(" UTC")
+        for t in times
     )
-    assert re.search(r'<span class="rel">\d+ (s|min) ago</span>', html)
+    assert any(
+        re.fullmatch(r"\d+ (s|min) ago", text(span))
+        for span in elements(html, "span", class_="rel")
+    )
     assert html.count("<li>attempt ") == 3  # the log lines
-    assert '<details class="j-node" open>' in html  # collapsible JSON
+    assert any(has_attribute(d, "open") for d in elements(html, "details", class_="j-node"))
     assert 'id="job-json" type="application/json"' in html
 
 
@@ -118,9 +130,10 @@ async def test_pages_load_htmx_and_static_files(
 ) -> None:
     html = (await client.get("/queues/")).content.decode()
     assert 'hx-boost="true"' in html
-    scripts = re.findall(r'<script src="([^"]+)"', html)
+    scripts = [str(attribute(s, "src")) for s in elements(html, "script", src=None)]
     assert any("htmx" in src for src in scripts)
-    for src in scripts + re.findall(r'<link rel="stylesheet" href="([^"]+)"', html):
+    styles = [str(attribute(s, "href")) for s in elements(html, "link", rel="stylesheet")]
+    for src in scripts + styles:
         response = await client.get(src)
         response.close()
         assert response.status_code == 200, src

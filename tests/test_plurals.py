@@ -8,8 +8,8 @@ import html
 
 from django.test import AsyncClient
 
+from bullpen_site.demo_handlers import documents
 from dashboard.templatetags.bullpen import json_tree
-from queues.demo_handlers import documents
 from tests.conftest import Peer
 from tests.test_demo_handlers import AsyncRecorder
 

@@ -39,6 +39,15 @@ def test_unknown_command_exits_2_with_usage() -> None:
     assert "./run demo" in result.stderr and result.stdout == ""
 
 
+def test_fast_tier_runs_with_nothing_but_the_virtualenv() -> None:
+    # ./run test-fast puts only the virtualenv on PATH: no redis-server, node or chromium.
+    result = run(
+        "./run", "test-fast", "-q", "-p", "no:cacheprovider", "tests/unit/test_converters.py"
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
+
+
 @pytest.fixture
 def taken_port() -> Iterator[int]:
     with socket.socket() as listener:

@@ -10,7 +10,6 @@ import redis.asyncio as aioredis
 from bullmq import Queue
 from django.test import AsyncClient
 
-from queues.search import parse_query
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
 
@@ -27,14 +26,6 @@ async def stream(
         *complete, buffer = buffer.split(b"\n")
         lines += [json.loads(line) for line in complete if line]
     return lines
-
-
-def test_query_forms() -> None:
-    assert parse_query("data.userId = 42").path == ("userId",)
-    assert parse_query('data.user.id == "a"').value == "a"
-    assert parse_query("name:Send").kind == "name"
-    assert parse_query("reason:Timeout").text == "timeout"
-    assert parse_query("hello").kind == "text"
 
 
 async def test_search_kinds(client: AsyncClient, peer: Peer) -> None:

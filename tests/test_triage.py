@@ -13,7 +13,7 @@ from bullmq import Worker
 from django.test import AsyncClient, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from queues.failure_groups import forget_shared, normalise, signature
+from queues.failure_groups import forget_shared
 from tests.action_waits import accepted, finished
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
@@ -25,7 +25,8 @@ AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").de
 
 @pytest.fixture
 def scenario(peer: Peer) -> dict[str, Any]:
-    return peer("scenario", "--queue", "shop")
+    ids: dict[str, Any] = peer("scenario", "--queue", "shop")
+    return ids
 
 
 async def test_find_a_job_by_id_anywhere(
@@ -44,23 +45,6 @@ async def test_find_a_job_by_id_anywhere(
     )
     none = await client.get("/queues/find/?id=meta")
     assert 'data-testid="find-none"' in none.content.decode()
-
-
-def test_signatures_ignore_ids_numbers_and_hex() -> None:
-    assert normalise("user 42 not found (req 9f86d081884c7d65)") == "user <n> not found (req <hex>)"
-    a = signature(
-        "timeout after 3000 ms", '["Error: timeout after 3000 ms\\n    at call (/app/x.js:10:5)"]'
-    )
-    b = signature(
-        "timeout after 4500 ms", '["Error: timeout after 4500 ms\\n    at call (/app/x.js:10:5)"]'
-    )
-    assert a == b and a.startswith("timeout after <n> ms @ call")
-    trace = (
-        'Traceback (most recent call last):\n  File "/app/a.py", line 3, in run\n    x()\n'
-        '  File "/app/b.py", line 9, in x\nValueError: boom'
-    )
-    py = signature("boom", json.dumps([trace]))
-    assert py == "boom @ b.py in x"
 
 
 async def test_failure_groups_for_mixed_errors(

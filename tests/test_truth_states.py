@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from typing import Any
 
 from django.test import AsyncClient, override_settings
+from django.test.html import Element
 
-from dashboard.templatetags.bullpen import due_at, succeeded_on
-from queues.dead_letters import leading_fields, read_envelope
-from queues.job_fields import due_at_ms
 from queues.runner import Producer, QueueOptions, Registry
 from tests.conftest import Peer
+from tests.markup import assert_in_html, attribute, element, elements, text
 from tests.worker_fixtures import (
     Runners,
     runners,  # noqa: F401 - fixtures
@@ -27,72 +25,45 @@ from tests.worker_fixtures import (
 HOUR = 3_600_000
 
 
+def job_list(html: str) -> Element:
+    return element(html, "div", id="job-list")  # the list, not the search results' table
+
+
 def row_ids(html: str) -> list[str]:
-    return re.findall(r'<tr data-job-id="([^"]*)">', html)
+    return [
+        str(attribute(row, "data-job-id"))
+        for row in elements(job_list(html), "tr", data_job_id=None)
+    ]
 
 
-def row_of(html: str, job_id: str) -> str:
-    start = html.index(f'<tr data-job-id="{job_id}">')
-    return html[start : html.index("</tr>", start)]
+def row_of(html: str, job_id: str) -> Element:
+    return element(job_list(html), "tr", data_job_id=job_id)
 
 
 def head_and_first_row(html: str) -> tuple[int, int]:
-    html = html[html.index('id="job-list"') :]  # the list, not the search results' table
-    head = html[html.index("<thead>") : html.index("</thead>")]
-    body = html[html.index("<tbody>") :]
-    row = body[: body.index("</tr>")]
-    return len(re.findall(r"<th[ >]", head)), len(re.findall(r"<td[ >]", row))
+    listed = job_list(html)
+    first_row = elements(element(listed, "tbody"), "tr")[0]
+    return len(elements(element(listed, "thead"), "th")), len(elements(first_row, "td"))
+
+
+def order_links(html: str, order: str) -> list[str]:
+    """The words of the links that order the list ``order`` (asc or desc)."""
+    return [
+        text(a)
+        for a in elements(job_list(html), "a", href=None)
+        if str(attribute(a, "href")).endswith(f"order={order}")
+    ]
+
+
+def shows_a_time(node: Element) -> bool:
+    """A <time> with the milliseconds the page's script makes local."""
+    return any(str(attribute(t, "data-ms")).isdigit() for t in elements(node, "time", data_ms=None))
 
 
 async def api(client: AsyncClient, path: str) -> Any:
     response = await client.get(f"/queues/api/{path}")
     assert response.status_code == 200, response.content[:500]
     return response.json()
-
-
-# ---- pure logic ---------------------------------------------------------------------------
-
-
-def test_due_time_from_a_delayed_score() -> None:
-    due = 1_760_000_000_123
-    assert due_at_ms(str(due * 4096 + 17)) == due
-    assert due_at_ms(float(due * 4096)) == due  # RESP3 answers a double
-    assert due_at_ms(None) is None and due_at_ms("nope") is None
-    # The score wins over what the job was added with; without one, timestamp + delay.
-    assert due_at({"dueAt": due, "timestamp": 5, "delay": 10}) == due
-    assert due_at({"dueAt": None, "timestamp": 5, "delay": 10}) == 15
-    assert due_at({"timestamp": 5, "delay": 0}) is None
-    assert due_at("not a job") is None
-
-
-def test_succeeded_on_names_the_attempt() -> None:
-    done = {"state": "completed", "failedReason": "boom", "attemptsMade": 2, "opts": {}}
-    assert succeeded_on(done) == "succeeded on attempt 2"
-    assert succeeded_on({**done, "opts": {"attempts": 5}}) == "succeeded on attempt 2 of 5"
-    assert succeeded_on({**done, "failedReason": None, "stacktrace": ["x"]}) != ""
-    assert succeeded_on({**done, "failedReason": None, "stacktrace": []}) == ""
-    assert succeeded_on({**done, "state": "failed"}) == ""
-
-
-def test_envelope_fields_before_the_list_cut() -> None:
-    envelope = {
-        "queue": "hooks",
-        "prefix": "bull",
-        "jobId": "12345",
-        "name": "post",
-        "failedReason": 'endpoint "down" ' + "é" * 40,
-        "data": {"blob": "y" * 5000},
-    }
-    text = json.dumps(envelope)
-    assert read_envelope(envelope) is envelope
-    assert read_envelope(text[:2048]) == {k: v for k, v in envelope.items() if k != "data"}
-    # A cut inside the id drops it (a wrong id is worse than none); inside the reason keeps
-    # what came before the cut.
-    assert read_envelope(text[: text.index("12345") + 3]) is None
-    cut_reason = read_envelope(text[: text.index("down") + 2])
-    assert cut_reason is not None and cut_reason["failedReason"] == 'endpoint "do…'
-    assert leading_fields('{"a": 1, "b": "x\\') == {"a": 1}
-    assert read_envelope("not json") is None and read_envelope({"queue": 1, "jobId": "1"}) is None
 
 
 # ---- delayed and prioritized --------------------------------------------------------------
@@ -132,15 +103,14 @@ async def test_delayed_jobs_run_in_node_s_order_both_ways(client: AsyncClient, p
         assert due == sorted(due, reverse=order == "desc")
     # The order links say what BullMQ's orders are.
     html = (await client.get("/queues/q/later/?state=delayed")).content.decode()
-    assert re.search(r'order=desc"[^>]*>latest due first<', html)
-    assert re.search(r'order=asc"[^>]*>soonest due first<', html)
+    assert "latest due first" in order_links(html, "desc")
+    assert "soonest due first" in order_links(html, "asc")
     th, td = head_and_first_row(html)
     assert th == td and ">Runs</th>" in html
     row = row_of(html, added[3]["id"])  # due in 59 minutes
-    assert re.search(r'data-field="dueAt"><time [^>]*data-ms="\d+"', row)
-    assert (
-        '<span class="rel">in 58 min</span>' in row or '<span class="rel">in 59 min</span>' in row
-    )
+    due_cell = element(row, "td", data_field="dueAt")
+    assert shows_a_time(due_cell)
+    assert text(element(due_cell, "span", class_="rel")) in ("in 58 min", "in 59 min")
 
 
 async def test_a_retry_runs_after_its_backoff_not_at_timestamp_plus_delay(
@@ -209,15 +179,15 @@ async def test_prioritized_tab_shows_priority_in_node_s_order(
         page = html.decode()
         assert row_ids(page) == node["prioritized"], order
         shown = [
-            int(re.search(r'data-field="priority">(\d+)<', row_of(page, job_id)).group(1))  # type: ignore[union-attr]
+            int(text(element(row_of(page, job_id), "td", data_field="priority")))
             for job_id in row_ids(page)
         ]
         assert shown == sorted(shown, reverse=order == "desc")
         assert shown[0 if order == "asc" else -1] == 1
         th, td = head_and_first_row(page)
         assert th == td and ">Priority</th>" in page
-    assert re.search(r'order=asc"[^>]*>highest priority first<', page)
-    assert re.search(r'order=desc"[^>]*>lowest priority first<', page)
+    assert "highest priority first" in order_links(page, "asc")
+    assert "lowest priority first" in order_links(page, "desc")
     # Other tabs keep their columns, and head and rows still agree.
     waiting = (await client.get("/queues/q/images/?state=waiting")).content.decode()
     assert ">Priority</th>" not in waiting and ">Runs</th>" not in waiting
@@ -255,9 +225,10 @@ async def test_completed_after_failed_attempts_is_not_shown_as_failed(
 
     html = (await client.get("/queues/q/mail/?state=completed")).content.decode()
     row = row_of(html, job["id"])
-    assert "succeeded on attempt 2 of 5" in row
-    assert '<div class="reason">' not in row
-    assert "<summary>Earlier attempts failed</summary>" in row and "failed on purpose" in row
+    assert "succeeded on attempt 2 of 5" in text(row)
+    assert not elements(row, "div", class_="reason")
+    assert_in_html("<summary>Earlier attempts failed</summary>", row)
+    assert "failed on purpose" in text(row)
 
     page = (await client.get(f"/queues/q/mail/jobs/{job['id']}/")).content.decode()
     failure = page[
@@ -312,9 +283,11 @@ async def test_a_dead_letter_reads_as_one(
     )
     html = (await client.get("/queues/q/dead-letter/?state=waiting")).content.decode()
     row = row_of(html, "hooks.hook-1")
-    assert "cut ·" in row  # the data was cut for the list
-    assert '<div class="reason">endpoint &lt;b&gt;down&lt;/b&gt; for https://a.example</div>' in row
-    assert "from hooks / " in row and "<b>" not in row
+    assert "cut ·" in text(row)  # the data was cut for the list
+    assert_in_html(
+        '<div class="reason">endpoint &lt;b&gt;down&lt;/b&gt; for https://a.example</div>', row
+    )
+    assert "from hooks /" in text(row) and not elements(row, "b")
 
     page = (await client.get("/queues/q/dead-letter/jobs/hooks.hook-1/")).content.decode()
     section = page[
@@ -329,7 +302,7 @@ async def test_a_dead_letter_reads_as_one(
     stack = section[section.index('data-testid="dead-letter-stack">') :].split("</pre>")[0]
     assert "Traceback (most recent call last):" in stack and "\n" in stack
     assert "RuntimeError: endpoint &lt;b&gt;down" in stack
-    assert re.search(r'data-testid="failed-at"><time [^>]*data-ms="\d+"', section)
+    assert shows_a_time(element(page, "dd", data_testid="failed-at"))
     # The raw data stays below the section.
     assert page.index('data-testid="dead-letter"') < page.index('data-testid="data"')
 
@@ -362,9 +335,10 @@ async def test_a_node_written_dead_letter_and_hostile_fields(
     )
     html = (await client.get("/queues/q/dead-letter/?state=waiting")).content.decode()
     row = row_of(html, added["id"])
-    reason = re.search(r'<div class="reason">(.*?)</div>', row).group(1)  # type: ignore[union-attr]
-    assert reason.startswith("&lt;script&gt;alert(&#x27;reason&#x27;)&lt;/script&gt;rrr")
-    assert len(reason.replace("&lt;", "<").replace("&gt;", ">").replace("&#x27;", "'")) == 200
+    reason = text(element(row, "div", class_="reason"))
+    # Shown as text, not markup, and cut to 200 characters.
+    assert reason.startswith("<script>alert('reason')</script>rrr") and len(reason) == 200
+    assert not elements(row, "script")
     page = (await client.get(f"/queues/q/dead-letter/jobs/{added['id']}/")).content.decode()
     for raw in ("<script>", "<i>w-1</i>", "<img src=x"):
         assert raw not in page

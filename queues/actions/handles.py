@@ -23,7 +23,8 @@ _handles: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
-def bullmq_queue(ref: QueueRef) -> Queue:
+def queue_for_actions(ref: QueueRef) -> Queue:
+    """This loop's bullmq Queue for ``ref``, on the actions' write-once client."""
     loop = asyncio.get_running_loop()
     entry = _handles.get(loop)
     if entry is None:

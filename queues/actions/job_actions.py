@@ -8,7 +8,7 @@ from typing import Any
 from bullmq import Job
 
 from queues.actions.bullmq_errors import translate_bullmq_errors
-from queues.actions.handles import bullmq_queue
+from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
 from queues.errors import BadParameter, BullpenError, Conflict, JobNotFound, OutcomeUnknown
 from queues.keys import QueueRef
@@ -30,7 +30,7 @@ _DUPLICATE_OPTS = (
 
 
 async def _load(ref: QueueRef, job_id: str) -> tuple[Job, str]:
-    queue = bullmq_queue(ref)
+    queue = queue_for_actions(ref)
     job = await Job.fromId(queue, job_id)
     if job is None:
         raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
@@ -54,7 +54,7 @@ async def remove_job(ref: QueueRef, job_id: str) -> ActionResult:
         _, state = await _load(ref, job_id)
         if state == "active":
             raise Conflict(f"Job {job_id!r} is active: a worker holds it; it cannot be removed")
-        removed = await bullmq_queue(ref).remove(job_id)
+        removed = await queue_for_actions(ref).remove(job_id)
         if not removed:
             raise Conflict(f"Job {job_id!r} is locked by a worker and was not removed")
     return ActionResult("remove", ref.slug, [job_id], 1, {"from": state})
@@ -82,7 +82,7 @@ async def duplicate_job(ref: QueueRef, job_id: str) -> ActionResult:
     async with translate_bullmq_errors(job_id):
         job, _ = await _load(ref, job_id)
         opts = {key: job.opts[key] for key in _DUPLICATE_OPTS if key in job.opts}
-        copy = await bullmq_queue(ref).add(job.name, job.data, opts)
+        copy = await queue_for_actions(ref).add(job.name, job.data, opts)
     return ActionResult("duplicate", ref.slug, [job_id], 1, {"newJobId": str(copy.id)})
 
 

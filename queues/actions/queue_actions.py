@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from queues.actions.bullmq_errors import translate_bullmq_errors
-from queues.actions.handles import bullmq_queue
+from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
 from queues.connection import get_client
 from queues.discovery import discovered, forget
@@ -19,13 +19,13 @@ from queues.keys import QueueRef
 
 async def pause(ref: QueueRef) -> ActionResult:
     async with translate_bullmq_errors():
-        await bullmq_queue(ref).pause()
+        await queue_for_actions(ref).pause()
     return ActionResult("pause", ref.slug)
 
 
 async def resume(ref: QueueRef) -> ActionResult:
     async with translate_bullmq_errors():
-        await bullmq_queue(ref).resume()
+        await queue_for_actions(ref).resume()
     return ActionResult("resume", ref.slug)
 
 
@@ -49,7 +49,7 @@ async def empty(ref: QueueRef) -> ActionResult:
             for key in ("wait", "prioritized", "delayed", "paused"):
                 pipe.llen(ref.key(key)) if key in ("wait", "paused") else pipe.zcard(ref.key(key))
             before = sum(int(n) for n in await pipe.execute())
-        await bullmq_queue(ref).drain(delayed=True)
+        await queue_for_actions(ref).drain(delayed=True)
     return ActionResult("empty", ref.slug, count=before)
 
 
@@ -63,7 +63,7 @@ async def obliterate(ref: QueueRef, confirm: str) -> ActionResult:
         paused = await reader.hget(ref.key("meta"), "paused")
         if paused in (None, "", "0"):
             raise Conflict("Pause the queue before obliterating it")
-        await bullmq_queue(ref).obliterate(force=False)
+        await queue_for_actions(ref).obliterate(force=False)
     forget(ref)
     return ActionResult("obliterate", ref.slug)
 
@@ -73,14 +73,14 @@ async def add_job(ref: QueueRef, name: str, data: Any, opts: dict[str, Any]) -> 
     if not name or not isinstance(name, str):
         raise BadParameter("A job needs a name")
     async with translate_bullmq_errors():
-        job = await bullmq_queue(ref).add(name, data, opts)
+        job = await queue_for_actions(ref).add(name, data, opts)
     return ActionResult("add", ref.slug, [str(job.id)], 1)
 
 
 async def remove_scheduler(ref: QueueRef, scheduler_id: str) -> ActionResult:
     async with translate_bullmq_errors():
         # BullMQ's removeJobScheduler script answers 0 when it removed it, 1 when absent.
-        missing = await bullmq_queue(ref).removeJobScheduler(scheduler_id)
+        missing = await queue_for_actions(ref).removeJobScheduler(scheduler_id)
     if missing:
         raise Conflict(f"No job scheduler {scheduler_id!r} in queue {ref.slug!r}")
     return ActionResult("remove-scheduler", ref.slug, detail={"scheduler": scheduler_id})

@@ -14,7 +14,7 @@ from queues.background.settings import BackgroundSettings
 from queues.background.store import ActionStore
 from queues.keys import QueueRef
 
-Progress = Callable[[ActionRecord], Awaitable[None]]
+ProgressReporter = Callable[[ActionRecord], Awaitable[None]]
 
 
 @dataclass
@@ -50,7 +50,7 @@ class Work:
         store: ActionStore,
         owner: str,
         settings: BackgroundSettings,
-        on_progress: Progress,
+        on_progress: ProgressReporter,
     ) -> None:
         self.record = record
         self.store = store

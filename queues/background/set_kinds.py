@@ -11,7 +11,7 @@ from typing import Any
 
 from redis.asyncio.client import Pipeline
 
-from queues.actions.handles import bullmq_queue
+from queues.actions.handles import queue_for_actions
 from queues.background.counted import COUNT_BEFORE_MOVE, COUNT_CLEANED
 from queues.background.kind import Prepared, Work
 from queues.background.record import now_ms
@@ -63,7 +63,7 @@ class PromoteAll:
 
 
 async def _move_all(work: Work, state: str, max_score: float) -> None:
-    scripts = bullmq_queue(work.ref).scripts
+    scripts = queue_for_actions(work.ref).scripts
     move = scripts.commands["moveJobsToWait"]
     count_before = work.store.redis.register_script(COUNT_BEFORE_MOVE)
     size = work.settings.batch_size
@@ -121,7 +121,7 @@ class Clean:
         batched = bull_state in _BATCHED_CLEAN
         if not batched and work.record.updated_ms:
             return  # its one call to BullMQ was made, and counted, before a restart
-        scripts = bullmq_queue(work.ref).scripts
+        scripts = queue_for_actions(work.ref).scripts
         clean = scripts.commands["cleanJobsInSet"]
         count_cleaned = work.store.redis.register_script(COUNT_CLEANED)
         sample = [str(i) for i in work.record.detail.get("jobIds") or []]

@@ -17,7 +17,7 @@ from bullmq import Job
 
 from queues.runner.settle import until_recorded
 
-Progress = int | float | dict[str, Any]
+JobProgress = int | float | dict[str, Any]
 
 # A sync handler's progress call waits this long for the event loop before giving up.
 _SYNC_CALL_TIMEOUT = 30.0
@@ -32,7 +32,7 @@ class JobContext:
     max_attempts: int
     job: Job
 
-    async def progress(self, value: Progress) -> None:
+    async def progress(self, value: JobProgress) -> None:
         await self._while_locked(lambda: self.job.updateProgress(value))
 
     async def log(self, line: str) -> None:
@@ -65,7 +65,7 @@ class SyncJobContext:
         self.attempt = context.attempt
         self.max_attempts = context.max_attempts
 
-    def progress(self, value: Progress) -> None:
+    def progress(self, value: JobProgress) -> None:
         self._wait(self._context.progress(value))
 
     def log(self, line: str) -> None:

@@ -28,10 +28,6 @@ class Limiter:
                     f"Limiter {field} must be a whole number from 1 up, not {value!r}"
                 )
 
-    @property
-    def per_second(self) -> float:
-        return self.max * 1000 / self.duration_ms
-
     def as_bullmq(self) -> dict[str, int]:
         return {"max": self.max, "duration": self.duration_ms}
 

@@ -58,17 +58,6 @@ def json_line(event: str, level: int, fields: dict[str, Any], created: float) ->
     return _dumps({"ts": _stamp(created), "level": level_name, "event": event, **fields})
 
 
-class JsonLinesFormatter(logging.Formatter):
-    """For sites that route ``bullpen.worker`` through their own logging handlers."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        event = getattr(record, "event", None) or record.getMessage()
-        fields = dict(getattr(record, "fields", None) or {})
-        if record.exc_info:
-            fields["exception"] = self.formatException(record.exc_info)
-        return json_line(event, record.levelno, fields, record.created)
-
-
 class _Sink:
     """Where ``runqueueworker`` writes its lines (None: use the logging module)."""
 

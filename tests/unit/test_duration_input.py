@@ -7,11 +7,6 @@ import pytest
 from dashboard.duration_input import DurationError, parse_duration_ms
 
 
-@pytest.fixture(autouse=True)
-def bullpen_settings() -> None:
-    """Replaces conftest's fixture of the same name: these tests need no Redis."""
-
-
 @pytest.mark.parametrize(
     ("text", "ms"),
     [

@@ -14,11 +14,6 @@ MAIL = QueueRef("bull", "mail")
 NODE_NAME = "bull:" + base64.b64encode(b"mail").decode()
 
 
-@pytest.fixture(autouse=True)
-def bullpen_settings() -> None:
-    """Replaces conftest's fixture of the same name: these tests need no Redis."""
-
-
 def client_list(*rows: tuple[str, str, int, int]) -> str:
     """CLIENT LIST's text for connections given as (addr, name, age, idle)."""
     return "\n".join(

@@ -1,6 +1,6 @@
-"""``manage.py bullpen_demo``: add demo jobs (queues/demo.py) until interrupted.
+"""``manage.py bullpen_demo``: add demo jobs (bullpen_site/demo_jobs.py) until interrupted.
 
-The jobs are run by ``manage.py runqueueworker --module queues.demo_handlers``.
+The jobs are run by ``manage.py runqueueworker --module bullpen_site.demo_handlers``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from queues.demo import run_demo
+from bullpen_site.demo_jobs import run_demo
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """Example handlers for the four seed use cases, registered on import (``runqueueworker
---module queues.demo_handlers``; ``./run worker`` and ``./run demo`` do this).
+--module bullpen_site.demo_handlers``; ``./run worker`` and ``./run demo`` do this).
 
 - ``documents``: document analysis against a rate-limited upstream (documents.py);
 - ``newsletter``: e-mail through Django's e-mail backends, a weekly digest scheduler
@@ -10,6 +10,6 @@
 
 from __future__ import annotations
 
-from queues.demo_handlers import documents, images, newsletter, webhooks
+from bullpen_site.demo_handlers import documents, images, newsletter, webhooks
 
 __all__ = ["documents", "images", "newsletter", "webhooks"]

@@ -6,8 +6,8 @@ dead-letter queue (unreadable files, a missing mailbox, an endpoint that stays d
 delayed or prioritised, and one webhook tenant floods its queue so that per-tenant fairness has
 something to do. Deterministic per job number, so every demo run looks the same.
 
-The jobs are run by ``manage.py runqueueworker --module queues.demo_handlers`` (the demo starts
-both; bullpen_site/demo.py).
+The jobs are run by ``manage.py runqueueworker --module bullpen_site.demo_handlers`` (the demo
+starts both; bullpen_site/demo.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import queues.demo_handlers  # noqa: F401 - registers the demo queues' options
+import bullpen_site.demo_handlers  # noqa: F401 - registers the demo queues' options
+from bullpen_site.demo_handlers.newsletter import newsletter_job_id
 from queues.cancelling import raise_if_cancelled
-from queues.demo_handlers.newsletter import newsletter_job_id
 from queues.runner import Producer
 
 DEMO_QUEUES = ("documents", "newsletter", "images", "webhooks")

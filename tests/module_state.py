@@ -1,0 +1,20 @@
+"""Per-process state that Bullpen's modules keep between requests, cleared between tests.
+
+Clients and the settings cache are reset by ``override_settings`` (through ``setting_changed``);
+what is listed here outlives a settings change on purpose in production, but one test's queues,
+credentials and timers must not leak into the next test.
+"""
+
+from __future__ import annotations
+
+from dashboard import basic_auth
+from queues import alerts, discovery, failure_groups
+from queues.runner import logs
+
+
+def reset() -> None:
+    failure_groups.reset_shared()
+    discovery.reset()
+    alerts._at_limit_since.clear()
+    basic_auth._remembered.clear()
+    logs.reset_json_logs()

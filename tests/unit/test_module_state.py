@@ -1,0 +1,29 @@
+"""What modules keep in memory between requests is cleared between tests (tests/module_state.py,
+called after every test by conftest's ``fresh_module_state``)."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from dashboard import basic_auth
+from queues import alerts, discovery, failure_groups
+from queues.keys import QueueRef
+from queues.runner import logs
+from tests import module_state
+
+MAIL = QueueRef("bull", "mail")
+
+
+def test_reset_clears_what_a_test_leaves_behind() -> None:
+    alerts._at_limit_since[MAIL] = time.monotonic()
+    basic_auth._remembered["key"] = ("operator", time.monotonic() + 300)
+    failure_groups._shared[MAIL] = (time.monotonic(), 1, failure_groups.GroupReport([], 0, 0))
+    discovery._cache = discovery.Discovered(queues=(MAIL,))
+    logs.configure_json_logs(io.StringIO())
+
+    module_state.reset()
+
+    assert alerts._at_limit_since == {} and basic_auth._remembered == {}
+    assert failure_groups._shared == {} and discovery._cache is None
+    assert logs._Sink.stream is None
