@@ -14,7 +14,7 @@ from django.test import override_settings
 from dashboard import checks
 from queues import conf
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _module_name(path: Path) -> str:
