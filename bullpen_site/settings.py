@@ -2,8 +2,10 @@
 
 Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY,
 DEBUG, ALLOWED_HOSTS, BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
-CHANNEL_LAYER_URL (a Redis for the channel layer when running several server processes),
-BULLPEN_SILENCED_CHECKS (system check ids that do not apply, comma-separated).
+READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read
+even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running
+several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
+comma-separated).
 """
 
 from __future__ import annotations
@@ -107,22 +109,31 @@ LOGIN_URL = "admin:login"
 
 _username = os.environ.get("DASHBOARD_USERNAME", "")
 _password = os.environ.get("DASHBOARD_PASSWORD", "")
+_credentials = bool(_username and _password)
+# With credentials set, reading needs them too (job data often holds personal data and
+# secrets); BULLPEN_OPEN_READS=1 opens reads to anyone, and bullpen.W012 then says so. Without
+# credentials nobody could sign in to read, so reads stay open (and W012 warns).
+_open_reads = not _credentials or os.environ.get("BULLPEN_OPEN_READS", "") == "1"
 
 BULLPEN = {
     "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
     "PREFIXES": [os.environ.get("BULLMQ_PREFIX", "bull")],
     "READ_ONLY": os.environ.get("BULLPEN_READ_ONLY", "") == "1",
-    # The standalone dashboard is readable by whoever reaches it; acting needs the credentials.
-    "READ_ACCESS": "dashboard.access.anyone",
-    "BASIC_AUTH_PLAIN": {_username: _password} if _username and _password else {},
+    "QUEUE_OPTIONS": {
+        name: {"read_only": True} for name in os.environ.get("READ_ONLY_QUEUES", "").split()
+    },
+    "BASIC_AUTH_PLAIN": {_username: _password} if _credentials else {},
 }
+if _open_reads:
+    BULLPEN["READ_ACCESS"] = "dashboard.access.anyone"
+else:
+    # A page asked for without credentials asks the browser for them (not the admin's login).
+    LOGIN_URL = "bullpen:sign-in"
 
-# Reads are open on purpose in the standalone site (acting needs the credentials); more ids
-# (comma-separated) from BULLPEN_SILENCED_CHECKS, e.g. ./run demo's on the loopback interface.
-SILENCED_SYSTEM_CHECKS = [
-    "bullpen.W012",
-    *filter(None, os.environ.get("BULLPEN_SILENCED_CHECKS", "").split(",")),
-]
+# Ids (comma-separated) from BULLPEN_SILENCED_CHECKS, e.g. ./run demo's on the loopback interface.
+SILENCED_SYSTEM_CHECKS = list(
+    filter(None, os.environ.get("BULLPEN_SILENCED_CHECKS", "").split(","))
+)
 
 LOGGING = {
     "version": 1,
