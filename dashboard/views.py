@@ -106,7 +106,8 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
 @page_view
 async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
     ref = QueueRef.from_slug(queue)
-    job = await job_detail(ref, job_id)
+    # Fields cut inside Redis at what the page shows; "Download JSON" has the whole job.
+    job = await job_detail(ref, job_id, cap=int(get_config()["DETAIL_FIELD_CAP"]))
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     context = page_context(ref, job, viewer=kind)
     context["dead_letter"] = await dead_letter_context(ref, job)
