@@ -1,7 +1,10 @@
 """Settings of the standalone Bullpen site. Only this module reads the environment.
 
-Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY,
-DEBUG, ALLOWED_HOSTS, BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
+Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY
+(else one made into var/secret_key), DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS (origins,
+whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1: HTTPS only, Secure
+cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS, BULLPEN_HSTS_PRELOAD),
+BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
 READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read
 even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running
 several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
@@ -13,11 +16,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bullpen_site.secret_key import stored_secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get("SECRET_KEY") or "bullpen-standalone-insecure-key-set-SECRET_KEY"
+SECRET_KEY = os.environ.get("SECRET_KEY") or stored_secret_key(BASE_DIR / "var" / "secret_key")
 DEBUG = os.environ.get("DEBUG", "") == "1"
 ALLOWED_HOSTS = os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
+CSRF_TRUSTED_ORIGINS = os.environ.get("CSRF_TRUSTED_ORIGINS", "").split()
+
+# Served over HTTPS: directly (BULLPEN_HTTPS=1) or behind a proxy that ends TLS and says so in
+# X-Forwarded-Proto (BULLPEN_BEHIND_TLS_PROXY=1; the proxy must set that header itself).
+if os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1":
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+if os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1" or os.environ.get("BULLPEN_HTTPS") == "1":
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("BULLPEN_HSTS_SECONDS", "31536000"))
+    # Commitments for every subdomain and for browsers' built-in lists: only when asked.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("BULLPEN_HSTS_INCLUDE_SUBDOMAINS") == "1"
+    SECURE_HSTS_PRELOAD = os.environ.get("BULLPEN_HSTS_PRELOAD") == "1"
 
 INSTALLED_APPS = [
     "daphne",

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import secrets
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 import websockets
 
+from bullpen_site.secret_key import stored_secret_key
 from tests.conftest import ROOT, LiveServer, http_get, start_bullpen, stop_bullpen
 from tests.redis_server import RedisServer
 
@@ -117,3 +120,63 @@ def test_read_only_queues_from_the_environment(tmp_path: Path) -> None:
         "email": {"read_only": True},
         "billing": {"read_only": True},
     }
+
+
+def test_a_secret_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
+    path = tmp_path / "var" / "secret_key"
+    key = stored_secret_key(path)
+    assert len(key) >= 50 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stored_secret_key(path) == key  # reused on the next start
+    assert stored_secret_key(tmp_path / "other" / "secret_key") != key
+    assert [p.name for p in path.parent.iterdir()] == ["secret_key"]  # no leftovers
+
+
+def test_no_fixed_secret_key_in_the_standalone_site(tmp_path: Path) -> None:
+    env = standalone_env("redis://127.0.0.1:1/0", tmp_path)
+    del env["SECRET_KEY"]
+    key = standalone_value(env, "s.SECRET_KEY")
+    assert isinstance(key, str) and len(key) >= 50 and "insecure" not in key
+    assert standalone_value(env, "s.SECRET_KEY") == key
+    assert (ROOT / "var" / "secret_key").read_text().strip() == key
+    assert (
+        subprocess.run(
+            ["git", "check-ignore", "-q", "var/secret_key"], cwd=ROOT, check=False
+        ).returncode
+        == 0
+    )
+
+
+def test_production_env_passes_the_deploy_checks(redis_server: RedisServer, tmp_path: Path) -> None:
+    env = standalone_env(
+        redis_server.url,
+        tmp_path,
+        **CREDENTIALS,
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="ops.example.com",
+        CSRF_TRUSTED_ORIGINS="https://ops.example.com  https://ops2.example.com",
+        BULLPEN_BEHIND_TLS_PROXY="1",
+        BULLPEN_HSTS_INCLUDE_SUBDOMAINS="1",
+        BULLPEN_HSTS_PRELOAD="1",
+    )
+    tls = standalone_value(
+        env,
+        "[s.SECURE_PROXY_SSL_HEADER, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
+        "s.SECURE_HSTS_SECONDS, s.CSRF_TRUSTED_ORIGINS]",
+    )
+    assert tls == [
+        ["HTTP_X_FORWARDED_PROTO", "https"],
+        True,
+        True,
+        31536000,
+        ["https://ops.example.com", "https://ops2.example.com"],
+    ]
+    check = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert check.returncode == 0, check.stderr
