@@ -50,9 +50,9 @@ def standalone_value(env: dict[str, str], expression: str) -> object:
     return json.loads(result.stdout)
 
 
-@pytest.fixture
-def closed_site(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
-    env = standalone_env(redis_server.url, tmp_path, **CREDENTIALS)
+def start_standalone(redis_url: str, tmp_path: Path, **extra: str) -> LiveServer:
+    """The standalone site under daphne, with ``extra`` in its environment."""
+    env = standalone_env(redis_url, tmp_path, **extra)
     # As ./run serve does: the site's pages name their static files through the manifest.
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
@@ -61,7 +61,12 @@ def closed_site(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServe
         check=True,
         timeout=300,
     )
-    server = start_bullpen(redis_server.url, tmp_path / "daphne.log", env)
+    return start_bullpen(redis_url, tmp_path / "daphne.log", env)
+
+
+@pytest.fixture
+def closed_site(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
+    server = start_standalone(redis_server.url, tmp_path, **CREDENTIALS)
     yield server
     stop_bullpen(server)
 
