@@ -1,5 +1,7 @@
-"""In a real Chromium, on the standalone site: a strict Content-Security-Policy that nothing on
-the pages violates, with live updates still working; queues named ``..`` and lookalike names."""
+"""In a real Chromium, on the standalone site with reads closed: a strict Content-Security-Policy
+that nothing on the pages violates, with live updates still working for a basic-auth reader
+(whose browser sends no credentials with the websocket handshake); queues named ``..`` and
+lookalike names."""
 
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ from tests.redis_server import RedisServer
 from tests.test_standalone_access import CREDENTIALS, start_standalone
 
 pytestmark = pytest.mark.browser
+
+SIGNED_IN: Any = {
+    "username": CREDENTIALS["DASHBOARD_USERNAME"],
+    "password": CREDENTIALS["DASHBOARD_PASSWORD"],
+}
 
 # Every CSP violation a page reports, kept where the test can read it.
 RECORD_VIOLATIONS = """
@@ -40,7 +47,8 @@ async def test_strict_csp_holds_and_live_updates_still_work(
     first = peer("add", "--queue", "render", "--name", "video", "--data", '{"clip": 1}')
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        page = await browser.new_page()
+        context = await browser.new_context(http_credentials=SIGNED_IN)
+        page = await context.new_page()
         await page.add_init_script(RECORD_VIOLATIONS)
         console: list[str] = []
         page.on("console", lambda message: console.append(message.text))
@@ -70,7 +78,8 @@ async def test_dot_dot_queue_and_lookalike_names_in_the_browser(
     job = peer("add", "--queue", "..", "--name", "\u202eliame", "--data", json.dumps({"a": 1}))
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        page = await browser.new_page()
+        context = await browser.new_context(http_credentials=SIGNED_IN)
+        page = await context.new_page()
         await page.goto(site.url + "/queues/")
         await page.locator('tr[data-queue=".."] a').first.click()
         await expect(page.locator("h1")).to_contain_text("..")

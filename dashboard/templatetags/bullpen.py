@@ -7,7 +7,7 @@ import json
 import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django import template
 from django.template.defaultfilters import pluralize
@@ -179,12 +179,17 @@ def json_tree(value: Any) -> SafeString:
     return format_html('<div class="json-tree">{}</div>', _tree(value, 0))
 
 
-@register.simple_tag
-def bullpen_ws_path() -> str:
-    """Where the live websocket is routed (``WEBSOCKET_PATH``)."""
+@register.simple_tag(takes_context=True)
+def bullpen_ws_path(context: template.Context) -> str:
+    """Where the live websocket is routed (``WEBSOCKET_PATH``), with the page's ticket for a
+    basic-auth reader (whose browser may not send the credentials with the handshake)."""
+    from dashboard import ws_ticket
     from queues.conf import get_config
 
-    return str(get_config()["WEBSOCKET_PATH"])
+    path = str(get_config()["WEBSOCKET_PATH"])
+    principal = getattr(context.get("request"), "bullpen_principal", None)
+    ticket = ws_ticket.issue(principal) if principal is not None else ""
+    return f"{path}?{urlencode({'ticket': ticket})}" if ticket else path
 
 
 @register.simple_tag(takes_context=True)
