@@ -61,11 +61,13 @@ async def test_the_job_page_reads_a_capped_view(
     before = redis_client.info("commandstats").get("cmdstat_hgetall", {}).get("calls", 0)
     with override_settings(BULLPEN={**bullpen_settings, "DETAIL_FIELD_CAP": 10_000}):
         page = await client.get(f"/queues/q/huge/jobs/{job_id}/")
+        form = await client.get(f"/queues/q/huge/jobs/{job_id}/edit-data/")
     after = redis_client.info("commandstats").get("cmdstat_hgetall", {}).get("calls", 0)
     html = page.content.decode()
     assert page.status_code == 200 and after == before  # no full read of the hash
     assert "Shown cut to the first" in html and len(html) < 60_000
     assert "Download JSON" in html and 'data-copy-target="job-json"' not in html
+    assert "too large to edit here" in form.content.decode()
     full = (await client.get(f"/queues/api/queues/huge/jobs/{job_id}/")).json()
     assert full["data"] == {"blob": "x" * 100_000}  # the download has all of it
 
