@@ -50,11 +50,18 @@ def port_problem(host: str, port_text: str) -> str | None:
 
 def silenced_checks(host: str, already: str = "") -> str:
     """BULLPEN_SILENCED_CHECKS for the demo's processes: bullpen.W010 (basic credentials over
-    plain HTTP) is about credentials crossing a network, which on loopback they never do."""
+    plain HTTP) and bullpen.W012 (reads open to anyone) are about a network, which on loopback
+    nobody else is on."""
     ids = [i for i in already.split(",") if i]
-    if _loopback(host) and "bullpen.W010" not in ids:
-        ids.append("bullpen.W010")
+    if _loopback(host):
+        ids += [i for i in ("bullpen.W010", "bullpen.W012") if i not in ids]
     return ",".join(ids)
+
+
+def open_reads(host: str) -> bool:
+    """The demo on loopback opens reads (only this machine reaches it); served to a network,
+    reading needs the printed credentials as acting does."""
+    return _loopback(host)
 
 
 def _loopback(host: str) -> bool:
@@ -115,6 +122,8 @@ def main() -> None:
         env["DASHBOARD_USERNAME"] = "demo"
         env["DASHBOARD_PASSWORD"] = secrets.token_urlsafe(12)
     env["BULLPEN_SILENCED_CHECKS"] = silenced_checks(host, env.get("BULLPEN_SILENCED_CHECKS", ""))
+    if open_reads(host):
+        env.setdefault("BULLPEN_OPEN_READS", "1")
     python = sys.executable
     worker_log = ROOT / "var" / "demo-worker.log"
     with worker_log.open("ab") as log:
@@ -140,7 +149,8 @@ def main() -> None:
     )
     print(f"Worker log (JSON lines): {worker_log}", flush=True)
     print(
-        f"Credentials for actions: {env['DASHBOARD_USERNAME']} / {env['DASHBOARD_PASSWORD']}",
+        f"Credentials: {env['DASHBOARD_USERNAME']} / {env['DASHBOARD_PASSWORD']}"
+        + (" (for actions)" if env.get("BULLPEN_OPEN_READS") == "1" else ""),
         flush=True,
     )
     print(f"Bullpen demo: http://{host}:{port}/queues/  (Ctrl-C stops everything)", flush=True)

@@ -1,9 +1,14 @@
 """Settings of the standalone Bullpen site. Only this module reads the environment.
 
-Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY,
-DEBUG, ALLOWED_HOSTS, BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
-CHANNEL_LAYER_URL (a Redis for the channel layer when running several server processes),
-BULLPEN_SILENCED_CHECKS (system check ids that do not apply, comma-separated).
+Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY
+(else one made into var/secret_key), DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS (origins,
+whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1: HTTPS only, Secure
+cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS, BULLPEN_HSTS_PRELOAD),
+BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
+READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read
+even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running
+several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
+comma-separated).
 """
 
 from __future__ import annotations
@@ -11,11 +16,28 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from csp.constants import NONE, SELF
+
+from bullpen_site.secret_key import stored_secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get("SECRET_KEY") or "bullpen-standalone-insecure-key-set-SECRET_KEY"
+SECRET_KEY = os.environ.get("SECRET_KEY") or stored_secret_key(BASE_DIR / "var" / "secret_key")
 DEBUG = os.environ.get("DEBUG", "") == "1"
 ALLOWED_HOSTS = os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
+CSRF_TRUSTED_ORIGINS = os.environ.get("CSRF_TRUSTED_ORIGINS", "").split()
+
+# Served over HTTPS: directly (BULLPEN_HTTPS=1) or behind a proxy that ends TLS and says so in
+# X-Forwarded-Proto (BULLPEN_BEHIND_TLS_PROXY=1; the proxy must set that header itself).
+if os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1":
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+if os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1" or os.environ.get("BULLPEN_HTTPS") == "1":
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("BULLPEN_HSTS_SECONDS", "31536000"))
+    # Commitments for every subdomain and for browsers' built-in lists: only when asked.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("BULLPEN_HSTS_INCLUDE_SUBDOMAINS") == "1"
+    SECURE_HSTS_PRELOAD = os.environ.get("BULLPEN_HSTS_PRELOAD") == "1"
 
 INSTALLED_APPS = [
     "daphne",
@@ -28,6 +50,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "csp",
     "dashboard",
     "queues",
     # The standalone site itself: the demo's bullpen_demo command.
@@ -36,6 +59,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -45,6 +69,22 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# Scripts and styles only from this site's own files: no inline script, handler or style runs,
+# whatever a job's data manages to put in a page. Websockets and fetches go to this site only.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [NONE],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "form-action": [SELF],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+    }
+}
 
 ROOT_URLCONF = "bullpen_site.urls"
 ASGI_APPLICATION = "bullpen_site.asgi.application"
@@ -109,22 +149,31 @@ LOGIN_URL = "admin:login"
 
 _username = os.environ.get("DASHBOARD_USERNAME", "")
 _password = os.environ.get("DASHBOARD_PASSWORD", "")
+_credentials = bool(_username and _password)
+# With credentials set, reading needs them too (job data often holds personal data and
+# secrets); BULLPEN_OPEN_READS=1 opens reads to anyone, and bullpen.W012 then says so. Without
+# credentials nobody could sign in to read, so reads stay open (and W012 warns).
+_open_reads = not _credentials or os.environ.get("BULLPEN_OPEN_READS", "") == "1"
 
 BULLPEN = {
     "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
     "PREFIXES": [os.environ.get("BULLMQ_PREFIX", "bull")],
     "READ_ONLY": os.environ.get("BULLPEN_READ_ONLY", "") == "1",
-    # The standalone dashboard is readable by whoever reaches it; acting needs the credentials.
-    "READ_ACCESS": "dashboard.access.anyone",
-    "BASIC_AUTH_PLAIN": {_username: _password} if _username and _password else {},
+    "QUEUE_OPTIONS": {
+        name: {"read_only": True} for name in os.environ.get("READ_ONLY_QUEUES", "").split()
+    },
+    "BASIC_AUTH_PLAIN": {_username: _password} if _credentials else {},
 }
+if _open_reads:
+    BULLPEN["READ_ACCESS"] = "dashboard.access.anyone"
+else:
+    # A page asked for without credentials asks the browser for them (not the admin's login).
+    LOGIN_URL = "bullpen:sign-in"
 
-# Reads are open on purpose in the standalone site (acting needs the credentials); more ids
-# (comma-separated) from BULLPEN_SILENCED_CHECKS, e.g. ./run demo's on the loopback interface.
-SILENCED_SYSTEM_CHECKS = [
-    "bullpen.W012",
-    *filter(None, os.environ.get("BULLPEN_SILENCED_CHECKS", "").split(",")),
-]
+# Ids (comma-separated) from BULLPEN_SILENCED_CHECKS, e.g. ./run demo's on the loopback interface.
+SILENCED_SYSTEM_CHECKS = list(
+    filter(None, os.environ.get("BULLPEN_SILENCED_CHECKS", "").split(","))
+)
 
 LOGGING = {
     "version": 1,

@@ -3,7 +3,8 @@
 ``READ_ACCESS`` and ``WRITE_ACCESS`` name callables taking a :class:`Principal` and returning
 whether it may read / act. The defaults suit a site that mounts Bullpen: staff users with the
 ``bullpen.view`` (or ``bullpen.operate``) permission read, staff with ``bullpen.operate`` act,
-and holders of valid basic credentials do both. The standalone site opens reads to anyone.
+and holders of valid basic credentials do both. The standalone site keeps these defaults once
+it has credentials, unless ``BULLPEN_OPEN_READS=1`` opens reads to anyone.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ async def allows(check: Check, principal: Principal) -> bool:
 
 
 def is_read_only(queue_slug: str | None = None) -> bool:
+    """Whether actions are refused, on the whole dashboard or on the queue with this URL name
+    (its one name: ``dashboard.queue_names.canonical``)."""
     config = get_config()
     if config.get("READ_ONLY"):
         return True

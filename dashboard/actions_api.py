@@ -10,9 +10,12 @@ and run in the background (dashboard/background.py); the others are answered whe
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from django.http import HttpRequest
 
 from dashboard import background
+from dashboard.access import is_read_only
 from dashboard.forms.actions import (
     AddJobForm,
     BulkForm,
@@ -155,11 +158,20 @@ async def bulk(request: HttpRequest, queue: str) -> ActionResult:
 
 @mutation_view("pause-all", queue_scoped=False)
 async def pause_all(request: HttpRequest) -> ActionResult:
-    refs = await queue_actions.all_queues()
-    return await queue_actions.for_each_queue("pause-all", queue_actions.pause, refs)
+    return await _every_writable_queue("pause-all", queue_actions.pause)
 
 
 @mutation_view("resume-all", queue_scoped=False)
 async def resume_all(request: HttpRequest) -> ActionResult:
+    return await _every_writable_queue("resume-all", queue_actions.resume)
+
+
+async def _every_writable_queue(
+    action: str, act: Callable[[QueueRef], Awaitable[ActionResult]]
+) -> ActionResult:
+    """``act`` on every queue but the read-only ones, which the answer names as skipped."""
     refs = await queue_actions.all_queues()
-    return await queue_actions.for_each_queue("resume-all", queue_actions.resume, refs)
+    writable = [ref for ref in refs if not is_read_only(ref.slug)]
+    result = await queue_actions.for_each_queue(action, act, writable)
+    result.detail["skipped"] = [ref.slug for ref in refs if is_read_only(ref.slug)]
+    return result

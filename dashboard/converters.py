@@ -1,7 +1,10 @@
 """A URL segment for queue names and job ids, which may hold any character, ``/`` included.
 
 ``/`` and ``%`` are escaped once more inside the segment, so the name survives Django's
-own percent-decoding of the path and no name can break a reverse() into a 500.
+own percent-decoding of the path and no name can break a reverse() into a 500. A name that is
+all dots (``.``, ``..``) has its dots escaped too: browsers resolve such a path segment away
+(``/q/../`` is ``/``), and the escaped form, percent-encoded again by reverse(), is one they
+keep.
 """
 
 from __future__ import annotations
@@ -11,7 +14,14 @@ class NameConverter:
     regex = "[^/]+"
 
     def to_python(self, value: str) -> str:
-        return value.replace("%2F", "/").replace("%2f", "/").replace("%25", "%")
+        return (
+            value.replace("%2F", "/")
+            .replace("%2f", "/")
+            .replace("%2E", ".")
+            .replace("%2e", ".")
+            .replace("%25", "%")
+        )
 
     def to_url(self, value: str) -> str:
-        return str(value).replace("%", "%25").replace("/", "%2F")
+        escaped = str(value).replace("%", "%25").replace("/", "%2F")
+        return escaped.replace(".", "%2E") if escaped in (".", "..") else escaped

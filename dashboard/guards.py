@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
@@ -16,6 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from dashboard import audit, landing, notices
 from dashboard.access import allows, is_read_only, read_check, write_check
 from dashboard.principal import Principal, from_request
+from dashboard.queue_names import canonical, canonical_url
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
 from queues.actions.result import ActionResult
 from queues.errors import (
@@ -82,6 +83,9 @@ def api_view(view: View) -> View:
         principal = await from_request(request)
         if not await allows(read_check(), principal):
             return json_error(*_refusal(principal))
+        moved = canonical_url(request)
+        if moved is not None:
+            return HttpResponseRedirect(moved)
         try:
             async with translate_redis_errors():
                 return await view(request, *args, **kwargs)
@@ -113,6 +117,9 @@ def page_view(view: View) -> View:
                 response["WWW-Authenticate"] = REALM
             notices.finish(request, response)
             return response
+        moved = canonical_url(request)
+        if moved is not None:
+            return HttpResponseRedirect(moved)
         request.bullpen_principal = principal  # type: ignore[attr-defined]
         page: HttpResponseBase
         try:
@@ -152,7 +159,10 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                     # request; the page says "Sign in to act" instead.
                     del response["WWW-Authenticate"]
                 return response
-            queue = str(kwargs.get("queue", "")) if queue_scoped else ""
+            segment = str(kwargs.get("queue", "")) if queue_scoped else ""
+            # Every decision below is made on the queue's one name; an unknown prefix is left
+            # to the action, which answers 404.
+            queue = (canonical(segment) or segment) if segment else ""
             job_id = kwargs.get("job_id")
 
             async def done(
@@ -172,6 +182,11 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                     detail=result.detail if result else None,
                 )
 
+            if queue != segment:
+                # Another spelling of a queue (``bull:orders``): actions take only its own name.
+                message = f"Unknown queue {segment!r}: its name in URLs is {queue!r}"
+                await done(404, message)
+                return json_error(message, 404)
             refusal: str | None = None
             if not await allows(write_check(), principal):
                 refusal = "Forbidden: this user may not act on queues"

@@ -16,9 +16,12 @@ from queues.dead_letters import dead_letter_ref, original_of, read_envelope
 from queues.keys import QueueRef
 
 
-def shown(value: Any, cap: int) -> dict[str, Any]:
-    """A JSON value ready for the page: the tree when small enough, else its cut text."""
+def shown(value: Any, cap: int, cut_from: int | None = None) -> dict[str, Any]:
+    """A JSON value ready for the page: the tree when small enough, else its cut text.
+    ``cut_from``: the value is already the first part of a text that long (Redis cut it)."""
     text = json.dumps(value, indent=2, ensure_ascii=False) if not isinstance(value, str) else value
+    if cut_from is not None:
+        return {"tree": None, "text": text[:cap], "size": cut_from, "cut": True}
     if len(text) > cap:
         return {"tree": None, "text": text[:cap], "size": len(text), "cut": True}
     return {"tree": value, "text": text, "size": len(text), "cut": False}
@@ -40,7 +43,9 @@ def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
         "viewer": viewer,
         "can_act": can_act_on(viewer, ref.slug),
         "is_dead_letter": ref == dead_letter_ref(),
-        "returnvalue": shown(job.get("returnvalue"), cap),
+        "returnvalue": shown(
+            job.get("returnvalue"), cap, job.get("truncated", {}).get("returnvalue")
+        ),
         "stacktrace": stack_traces(job, cap),
     }
 
@@ -53,10 +58,14 @@ def page_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
         "live_spec": json.dumps(
             {"watch": "job", "queue": ref.slug, "id": job["id"], "viewer": sign_kind(viewer)}
         ),
-        "data": shown(job["data"], cap),
-        "opts": shown(job["opts"], cap),
-        # "Copy as JSON" holds the job in the page; a huge one is downloaded instead.
-        "copy_json": job if len(json.dumps(job, ensure_ascii=False)) <= cap else None,
+        "data": shown(job["data"], cap, job.get("truncated", {}).get("data")),
+        "opts": shown(job["opts"], cap, job.get("truncated", {}).get("opts")),
+        # "Copy as JSON" holds the job in the page; a huge or cut one is downloaded instead.
+        "copy_json": (
+            job
+            if not job["truncated"] and len(json.dumps(job, ensure_ascii=False)) <= cap
+            else None
+        ),
     }
 
 

@@ -76,7 +76,9 @@ def confirmation(result: ActionResult) -> str:
         return f"Job scheduler {_name(detail.get('scheduler', ''))} removed"
     if action in ("pause-all", "resume-all"):
         verb = "paused" if action == "pause-all" else "resumed"
-        return f"{result.count} queue{'' if result.count == 1 else 's'} {verb}"
+        text = f"{result.count} queue{'' if result.count == 1 else 's'} {verb}"
+        skipped = [_name(slug) for slug in detail.get("skipped") or []]
+        return f"{text}; read-only, skipped: {', '.join(skipped)}" if skipped else text
     if action == "replay":
         return (
             f"Dead letter {job} replayed: job {_name(detail.get('jobId', '?'))} of "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import parse_qs
 
 from django.http import HttpRequest
 
@@ -47,4 +48,13 @@ async def from_scope(scope: dict[str, Any]) -> Principal:
     headers = dict(scope.get("headers") or [])
     authorization = headers.get(b"authorization", b"").decode("latin-1") or None
     # Channels' AuthMiddlewareStack has resolved the session's user before the consumer runs.
-    return await _from(authorization, scope.get("user"))
+    principal = await _from(authorization, scope.get("user"))
+    if principal.via == "anonymous" and not principal.bad_credentials:
+        # A handshake without credentials: the page's ticket, if it has one.
+        from dashboard import ws_ticket
+
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        ticketed = ws_ticket.redeem((query.get("ticket") or [""])[0])
+        if ticketed is not None:
+            return ticketed
+    return principal

@@ -40,6 +40,8 @@ def _progress_line(item: ScanProgress) -> bytes:
     }
     if item.full:
         line["full"] = True  # only ever sent to a client that gave max_matches
+    if item.skipped:
+        line["skipped"] = item.skipped  # data a data.<path> query could not parse
     return _line(line)
 
 

@@ -104,7 +104,8 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
 @page_view
 async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
     ref = QueueRef.from_slug(queue)
-    job = await job_detail(ref, job_id)
+    # Fields cut inside Redis at what the page shows; "Download JSON" has the whole job.
+    job = await job_detail(ref, job_id, cap=int(get_config()["DETAIL_FIELD_CAP"]))
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     context = page_context(ref, job, viewer=kind)
     context["dead_letter"] = await dead_letter_context(ref, job)
@@ -115,7 +116,8 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
 async def edit_data_form(request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
     """The "Edit data" form, loaded when opened: the actions stay light and live-renderable."""
     ref = QueueRef.from_slug(queue)
-    job = await job_detail(ref, job_id, log_lines=1)
     cap = int(get_config()["DETAIL_FIELD_CAP"])
-    context = {"queue": {"slug": ref.slug}, "job": job, "data": shown(job["data"], cap)}
+    job = await job_detail(ref, job_id, log_lines=1, cap=cap)
+    data = shown(job["data"], cap, job["truncated"].get("data"))
+    context = {"queue": {"slug": ref.slug}, "job": job, "data": data}
     return render(request, "bullpen/_job_edit_data.html", context)

@@ -12,7 +12,7 @@ from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import QueueRef
 from queues.listing import ROW_FIELDS
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import read_capped_fields
+from queues.scripts import read_capped_fields, script
 
 # Checked in BullMQ's own order (its getState script): sorted sets first, they are O(log n).
 _ZSET_STATES = ("completed", "failed", "delayed", "prioritized", "waiting-children")
@@ -30,8 +30,12 @@ def job_ref_from_key(job_key: str) -> dict[str, str] | None:
     return None
 
 
-async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None) -> dict[str, Any]:
-    """The whole job, uncut, with ``state``, ``logs`` and ``children``."""
+async def job_detail(
+    ref: QueueRef, job_id: str, *, log_lines: int | None = None, cap: int | None = None
+) -> dict[str, Any]:
+    """The job with ``state``, ``logs`` and ``children``: uncut, or with ``cap`` its fields cut
+    at that many bytes inside Redis (named in ``truncated``), as the job page reads it: a 30 MB
+    job then costs neither Redis nor this process more than the page shows."""
     lines = int(log_lines if log_lines is not None else get_config()["DETAIL_LOG_LINES"])
     redis = get_client()
     job_key = ref.job_key(job_id)
@@ -39,7 +43,11 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
         if not await known(ref):
             raise QueueNotFound(f"Unknown queue {ref.slug!r}")
         async with redis.pipeline(transaction=False) as pipe:
-            pipe.hgetall(job_key)
+            if cap is None:
+                pipe.hgetall(job_key)
+            else:
+                reader = script(redis, "read_jobs")
+                await reader(keys=[job_key], args=[cap, *PAGE_FIELDS], client=pipe)
             pipe.lrange(f"{job_key}:logs", -lines, -1) if lines > 0 else pipe.lrange(
                 f"{job_key}:logs", 0, -1
             )
@@ -52,6 +60,9 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
             pipe.zrange(f"{job_key}:unsuccessful", 0, -1)
             replies = await pipe.execute(raise_on_error=False)
         raw, logs, log_count = replies[0], replies[1], replies[2]
+        cut: dict[str, int] = {}
+        if cap is not None and not isinstance(raw, Exception):
+            raw, cut = _capped_hash(raw)
         scores = replies[3 : 3 + len(_ZSET_STATES)]
         pending, processed, failed, ignored = replies[3 + len(_ZSET_STATES) :]
         if isinstance(raw, Exception):
@@ -60,7 +71,7 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
             raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
         state = _zset_state(scores) or await _list_state(ref, job_id)
 
-    job = job_from_hash(job_id, raw)
+    job = job_from_hash(job_id, raw, cut)
     job["state"] = state
     job["queueQualifiedName"] = ref.qualified_name
     job["dueAt"] = due_at_ms(scores[_ZSET_STATES.index("delayed")])
@@ -76,6 +87,16 @@ async def job_detail(ref: QueueRef, job_id: str, *, log_lines: int | None = None
     return job
 
 
+def _capped_hash(reply: Any) -> tuple[dict[str, str], dict[str, int]]:
+    """lua/read_jobs.lua's reply for one hash → (field → value, field → length before the cut)."""
+    ((values, cut_flat),) = reply
+    if cut_flat and cut_flat[0] == 0:
+        raise JobNotFound(f"Not a readable job hash ({cut_flat[1]})")
+    raw = {f: v for f, v in zip(PAGE_FIELDS, values, strict=True) if v is not None}
+    cut = {PAGE_FIELDS[i - 1]: size for i, size in zip(cut_flat[::2], cut_flat[1::2], strict=True)}
+    return raw, cut
+
+
 def _relatives(keys: Any) -> list[dict[str, str]]:
     if not isinstance(keys, (list, set)):
         return []
@@ -85,6 +106,20 @@ def _relatives(keys: Any) -> list[dict[str, str]]:
         found.append(parsed if parsed else {"slug": "", "queue": "", "id": key})
     return found
 
+
+# What the job page shows: a list row's fields, the stack traces, and the long names of fields
+# BullMQ now stores under short ones (old writers).
+PAGE_FIELDS = (
+    *ROW_FIELDS,
+    "stacktrace",
+    "attemptsStarted",
+    "stalledCounter",
+    "repeatJobKey",
+    "deduplicationId",
+    "processedBy",
+    "nextRepeatableJobId",
+    "deferredFailure",
+)
 
 # What the job page's live parts show: everything but the data (the page keeps the data it
 # loaded; an edit reloads it), values cut at the page's field cap inside Redis.

@@ -18,7 +18,7 @@ from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import BadParameter, QueueNotFound
-from queues.jsontext import loads
+from queues.jsontext import loads_shown
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 from queues.scripts import read_capped_fields
@@ -49,7 +49,7 @@ def top_frame(stacktrace_text: str | None) -> str:
     if not stacktrace_text:
         return ""
     try:
-        decoded = loads(stacktrace_text)
+        decoded = loads_shown(stacktrace_text)
         text = decoded[-1] if isinstance(decoded, list) and decoded else str(decoded)
     except ValueError:  # cut by the size cap: read the escaped text as it is
         text = stacktrace_text.encode().decode("unicode_escape", "replace")

@@ -1,7 +1,8 @@
 """A BullMQ job hash, decoded into the shape Node's ``job.toJSON()`` has.
 
-Job data is untrusted: any field may be missing, not JSON, or cut short by the list cap. Such
-fields keep their raw text and are named in ``invalid`` or ``truncated``; nothing raises.
+Job data is untrusted: any field may be missing, not JSON, nested too deeply to show, or cut
+short by the list cap. Such fields keep their raw text and are named in ``invalid`` or
+``truncated``; nothing raises.
 This runs for every row of every list page, so it is written out plainly rather than driven
 by tables.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queues.jsontext import loads
+from queues.jsontext import loads_shown
 
 # Hash fields BullMQ stores under short names (the long name is also read, for old writers).
 HASH_ALIASES = {
@@ -65,7 +66,7 @@ class _Reader:
         if name in self.truncated:
             return text
         try:
-            return loads(text)
+            return loads_shown(text)
         except ValueError:
             self.invalid.append(name)
             return text
@@ -95,7 +96,7 @@ def job_from_hash(
     if returnvalue is not None and "returnvalue" not in cut:
         # BullMQ stores the return value as JSON but reads back non-JSON text as it is.
         try:
-            returnvalue = loads(returnvalue)
+            returnvalue = loads_shown(returnvalue)
         except ValueError:
             pass
     job = {

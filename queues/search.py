@@ -7,7 +7,8 @@ any time.
 
 Query forms: ``name:<text>``, ``reason:<text>``, ``data.<path> = <value>`` (JSON equality, e.g.
 ``data.userId = 42``), ``id:<text>``, or plain text (in the name, the data or the failed reason).
-Text matches ignore case. Data larger than ``SEARCH_FIELD_CAP`` is searched in its first part.
+Text matches ignore case. Data larger than ``SEARCH_FIELD_CAP`` is searched in its first part;
+a ``data.<path>`` query skips jobs whose data it cannot parse (progress counts them).
 ``as_listed`` reads matches again the way the job list does, for showing them as list rows.
 """
 
@@ -98,6 +99,9 @@ class ScanProgress:
     matched: int
     done: bool
     full: bool = False  # ended at the most matches asked for, before the end of the scan
+    # Jobs a ``data.<path>`` query could not look into: their data is not JSON, nested too
+    # deeply, or larger than the search reads.
+    skipped: int = 0
 
 
 async def search(
@@ -122,7 +126,7 @@ async def search(
             raise QueueNotFound(f"Unknown queue {ref.slug!r}")
         total = int(await (redis.llen(key) if kind == "list" else redis.zcard(key)))
     limit = min(total, budget)
-    scanned = matched = 0
+    scanned = matched = skipped = 0
     while scanned < limit:
         # A reader that went away cancels the scan; on Python 3.11 the cancel can be lost
         # inside redis-py, so the scan looks for it before every chunk.
@@ -137,6 +141,9 @@ async def search(
             ids: list[str] = [str(job_id) for job_id in await read]
             jobs = await fetch_jobs(ref, ids, cap)
         for job in jobs:
+            if query.kind == "field" and ("data" in job["invalid"] or "data" in job["truncated"]):
+                skipped += 1
+                continue
             if query.matches(job):
                 matched += 1
                 job["state"] = state
@@ -144,11 +151,13 @@ async def search(
                 if matched == max_matches:
                     # The scan covered the chunk up to this job, not the jobs after it.
                     scanned += ids.index(str(job["id"])) + 1
-                    yield ScanProgress(scanned, total, matched, done=True, full=True)
+                    yield ScanProgress(
+                        scanned, total, matched, done=True, full=True, skipped=skipped
+                    )
                     return
         scanned = end + 1
-        yield ScanProgress(scanned, total, matched, done=False)
-    yield ScanProgress(scanned, total, matched, done=True)
+        yield ScanProgress(scanned, total, matched, done=False, skipped=skipped)
+    yield ScanProgress(scanned, total, matched, done=True, skipped=skipped)
 
 
 async def as_listed(

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django import template
 from django.template.defaultfilters import pluralize
 from django.urls import get_script_prefix, get_urlconf, reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
@@ -176,12 +177,17 @@ def json_tree(value: Any) -> SafeString:
     return format_html('<div class="json-tree">{}</div>', _tree(value, 0))
 
 
-@register.simple_tag
-def bullpen_ws_path() -> str:
-    """Where the live websocket is routed (``WEBSOCKET_PATH``)."""
+@register.simple_tag(takes_context=True)
+def bullpen_ws_path(context: template.Context) -> str:
+    """Where the live websocket is routed (``WEBSOCKET_PATH``), with the page's ticket for a
+    basic-auth reader (whose browser may not send the credentials with the handshake)."""
+    from dashboard import ws_ticket
     from queues.conf import get_config
 
-    return str(get_config()["WEBSOCKET_PATH"])
+    path = str(get_config()["WEBSOCKET_PATH"])
+    principal = getattr(context.get("request"), "bullpen_principal", None)
+    ticket = ws_ticket.issue(principal) if principal is not None else ""
+    return f"{path}?{urlencode({'ticket': ticket})}" if ticket else path
 
 
 @register.simple_tag(takes_context=True)
@@ -318,3 +324,36 @@ def percent_value(value: float) -> str:
 @register.filter
 def percent_text(value: float) -> str:
     return f"{round(value):d}"
+
+
+# Characters a name may hold that show as nothing or turn the text around: C0 and C1 controls,
+# zero-width and direction marks, line and paragraph separators, bidi embeddings, overrides and
+# isolates, invisible operators and the byte-order mark.
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def _code(char: str) -> str:
+    return f"\\u{ord(char):04X}"
+
+
+@register.filter
+def visible(value: Any) -> SafeString:
+    """A queue name, job name or id with each invisible or direction-changing character shown
+    as ``\\uXXXX`` in a span of its own: ``\\u202Eliame`` cannot pass for "email"."""
+    text = str(value)
+    if not _INVISIBLE.search(text):
+        return conditional_escape(text)
+    parts: list[str] = []
+    last = 0
+    for found in _INVISIBLE.finditer(text):
+        parts.append(conditional_escape(text[last : found.start()]))
+        parts.append(format_html('<span class="ctrl">{}</span>', _code(found.group())))
+        last = found.end()
+    parts.append(conditional_escape(text[last:]))
+    return mark_safe("".join(parts))  # noqa: S308 - every part escaped above
+
+
+@register.filter
+def visible_text(value: Any) -> str:
+    """``visible`` for plain text (a title, a confirmation): the codes without markup."""
+    return _INVISIBLE.sub(lambda found: _code(found.group()), str(value))

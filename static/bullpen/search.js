@@ -27,6 +27,10 @@
   function progressText(item) {
     var text = "scanned " + item.scanned + " of " + item.total + ", " + item.matched +
       (item.matched === 1 ? " match" : " matches");
+    if (item.skipped) {
+      text += ", " + item.skipped + (item.skipped === 1 ? " job" : " jobs") +
+        " skipped (data not readable as JSON)";
+    }
     if (!item.done) return text + "…";
     if (item.full) return text + " (the first " + item.matched + " shown: narrow the search for others)";
     return item.scanned < item.total ? text + " (the search stops at this many jobs)" : text;
