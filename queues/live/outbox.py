@@ -33,9 +33,13 @@ class Outbox:
         self._pending.clear()
 
     async def send(self) -> None:
-        """Everything emitted since the last send: one message per topic."""
+        """Everything emitted since the last send: one message per topic, the overview's first.
+
+        The overview's counts are small and go to many pages; queue pages' rows and progress are
+        larger and rendered per viewer kind. Sent first, the counts never wait behind them."""
         pending, self._pending = self._pending, {}
-        for topic, messages in pending.items():
+        for topic in sorted(pending, key=lambda topic: topic[0] != "overview"):
+            messages = pending[topic]
             message = messages[0] if len(messages) == 1 else live_protocol.batch_message(messages)
             if not await self.publish(topic, message):
                 return  # the channel layer is away: what is left goes stale, resent on return
