@@ -14,6 +14,7 @@ comma-separated).
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from csp.constants import NONE, SELF
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "csp",
+    "axes",
     "dashboard",
     "queues",
     # The standalone site itself: the demo's bullpen_demo command.
@@ -68,7 +70,24 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it answers 429 for a request whose sign-in it locked out.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Sign-ins are throttled (django-axes): 5 failures for a user name from one address lock
+# that pair out for 15 minutes, and each further attempt meanwhile restarts the wait. Axes'
+# backend comes first so that a locked-out attempt is refused before any password is hashed;
+# Bullpen's basic-auth users are checked next, before the admin's.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "dashboard.auth_backend.BasicAuthBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # an admin sign-in clears its earlier failures
+AXES_LOCKOUT_CALLABLE = "dashboard.lockout.lockout_response"  # 429 with Retry-After
 
 # Scripts and styles only from this site's own files: no inline script, handler or style runs,
 # whatever a job's data manages to put in a page. Websockets and fetches go to this site only.

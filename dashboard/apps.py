@@ -10,6 +10,7 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Importing the modules registers the system checks (what a host site forgot, and
-        # dependency versions the fast paths were not written against).
-        from dashboard import checks, version_check  # noqa: F401
+        # Importing the modules registers the system checks (what a host site forgot, whether
+        # basic credentials are throttled, and dependency versions the fast paths were not
+        # written against).
+        from dashboard import checks, throttle_checks, version_check  # noqa: F401

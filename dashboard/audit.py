@@ -1,16 +1,19 @@
-"""Writing the audit log: requests, and background actions (their start and their end)."""
+"""Writing the audit log: requests, failed sign-ins, and background actions (their start and
+their end)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.http import HttpRequest
 
 from dashboard.models import AuditEntry
-from dashboard.principal import Principal
 from queues.background.record import CANCELLED, DONE, FAILED, INTERRUPTED, ActionRecord
+
+if TYPE_CHECKING:  # a type only: principal imports this module (through the sign-in check)
+    from dashboard.principal import Principal
 
 _MAX_IDS = 1000
 
@@ -32,19 +35,17 @@ async def record(
     if len(ids) > _MAX_IDS:
         extra["jobIdsOmitted"] = len(ids) - _MAX_IDS
         ids = ids[:_MAX_IDS]
-    forwarded = request.headers.get("X-Forwarded-For")
-    if forwarded:
-        extra["forwardedFor"] = forwarded[:200]
+    _add_forwarded_for(request, extra)
     if status < 300:
         result = AuditEntry.Result.OK
-    elif status in (401, 403, 405, 409):
+    elif status in (401, 403, 405, 409, 429):
         result = AuditEntry.Result.REFUSED
     else:
         result = AuditEntry.Result.FAILED
     await AuditEntry.objects.acreate(
         username=principal.username[:150],
         via=principal.via,
-        remote_addr=str(request.META.get("REMOTE_ADDR", ""))[:64],
+        remote_addr=_remote_addr(request),
         action=action,
         queue=queue[:300],
         job_ids=ids,
@@ -54,6 +55,40 @@ async def record(
         error=error[:2000],
         detail=extra,
     )
+
+
+SIGN_IN_FAILED = "sign-in-failed"
+
+
+def record_sign_in_failure(request: HttpRequest, username: str, *, status: int) -> None:
+    """Wrong basic credentials (401), or the failure that locked their client out (429).
+
+    Synchronous: it runs in the thread that checked the password, within the request.
+    """
+    extra: dict[str, Any] = {"path": request.path[:300]}
+    _add_forwarded_for(request, extra)
+    if status == 429:
+        extra["lockedOut"] = True
+    AuditEntry.objects.create(
+        username=username[:150],
+        via="basic",
+        remote_addr=_remote_addr(request),
+        action=SIGN_IN_FAILED,
+        result=AuditEntry.Result.REFUSED,
+        status=status,
+        error="Too many failed sign-ins: locked out" if status == 429 else "Wrong credentials",
+        detail=extra,
+    )
+
+
+def _remote_addr(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR", ""))[:64]
+
+
+def _add_forwarded_for(request: HttpRequest, extra: dict[str, Any]) -> None:
+    forwarded = request.headers.get("X-Forwarded-For")
+    if forwarded:
+        extra["forwardedFor"] = forwarded[:200]
 
 
 # A background action's rows: (status, result) by phase, the start or how it ended.

@@ -1,30 +1,32 @@
-"""HTTP basic credentials: parsing the header and checking it against configured users.
+"""HTTP basic credentials: parsing the header and checking a password against configured users.
 
 ``BASIC_AUTH_USERS`` maps names to Django password hashes (``make_password``); the standalone
-site may instead give ``BASIC_AUTH_PLAIN`` from its environment. Unknown names cost the same
-work as known ones, and comparisons are constant-time. A successful check is remembered for a
-few minutes (by a hash of the header), so a script acting on many jobs does not pay a password
-hash per request.
+site may instead give ``BASIC_AUTH_PLAIN`` from its environment, hashed here once per process.
+Every check runs the password hasher exactly once, whether the name exists or not: an unknown
+name is checked against a hash of a random password, so answers take as long for a known name
+as for an unknown one and do not tell which names exist. The hashers compare in constant time.
+
+Who calls :func:`check` is :mod:`dashboard.auth_backend` (through Django's ``authenticate()``,
+so that django-axes counts and throttles every attempt), or :mod:`dashboard.basic_sign_in`
+directly on a site without that backend.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
-import time
+import secrets
+from functools import cache
+from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.hashers import check_password, make_password
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from queues.conf import get_config
 
-_REMEMBER_SECONDS = 300
-_remembered: dict[str, tuple[str, float]] = {}
-_DUMMY_PLAIN = "bullpen-dummy-password-for-unknown-users"
 # The name the Sign out script sends so that the browser remembers wrong credentials. It is
-# never a user, so a signed-out browser's requests cost no password hash.
+# never a user, and never checked, so a signed-out browser's requests cost no password hash.
 SIGNED_OUT = "bullpen-signed-out"
 
 
@@ -43,36 +45,39 @@ def parse(header: str | None) -> tuple[str, str] | None:
     return (username, password) if sep else None
 
 
-def _check_sync(username: str, password: str) -> bool:
-    config = get_config()
-    hashed: dict[str, str] = config.get("BASIC_AUTH_USERS") or {}
-    plain: dict[str, str] = config.get("BASIC_AUTH_PLAIN") or {}
-    if username in plain:
-        return hmac.compare_digest(plain[username].encode(), password.encode())
-    if username in hashed:
-        return bool(check_password(password, hashed[username]))
-    # Same cost for a name that does not exist: no user enumeration by timing.
-    hmac.compare_digest(_DUMMY_PLAIN.encode(), password.encode())
-    make_password(password)
-    return False
-
-
-async def verify(username: str, password: str) -> bool:
-    if username == SIGNED_OUT:
-        return False
-    key = hashlib.sha256(f"{username}\x00{password}".encode()).hexdigest()
-    now = time.monotonic()
-    remembered = _remembered.get(key)
-    if remembered and remembered[0] == username and remembered[1] > now:
-        return True
-    ok = await sync_to_async(_check_sync, thread_sensitive=False)(username, password)
-    if ok:
-        if len(_remembered) > 1000:
-            _remembered.clear()
-        _remembered[key] = (username, now + _REMEMBER_SECONDS)
-    return ok
-
-
 def configured() -> bool:
     config = get_config()
     return bool(config.get("BASIC_AUTH_USERS") or config.get("BASIC_AUTH_PLAIN"))
+
+
+@cache
+def _hashes() -> tuple[dict[str, str], str]:
+    """Every user's password hash, and the hash unknown names are checked against.
+
+    Made together, on the first check: that check costs the same whichever name it is for.
+    """
+    config = get_config()
+    hashes: dict[str, str] = {
+        name: make_password(plain) for name, plain in (config.get("BASIC_AUTH_PLAIN") or {}).items()
+    }
+    hashes.update(config.get("BASIC_AUTH_USERS") or {})
+    return hashes, make_password(secrets.token_urlsafe(32))
+
+
+def check(username: str, password: str) -> bool:
+    """Whether ``password`` is ``username``'s: one run of the password hasher either way."""
+    if username == SIGNED_OUT:
+        return False
+    hashes, unknown = _hashes()
+    encoded = hashes.get(username)
+    if encoded is None:
+        check_password(password, unknown)  # the work of a known name, and its answer dropped
+        return False
+    return bool(check_password(password, encoded))
+
+
+@receiver(setting_changed)
+def _forget_hashes(*, setting: str, **kwargs: Any) -> None:
+    # Users come from BULLPEN; the hash of a plain password depends on the hashers.
+    if setting in ("BULLPEN", "PASSWORD_HASHERS"):
+        _hashes.cache_clear()

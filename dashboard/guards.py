@@ -13,8 +13,8 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard import audit, landing, notices
-from dashboard.access import allows, is_read_only, read_check, write_check
+from dashboard import audit, landing, lockout, notices
+from dashboard.access import allows, anyone, is_read_only, read_check, write_check
 from dashboard.principal import Principal, from_request
 from dashboard.queue_names import canonical, canonical_url
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
@@ -80,9 +80,14 @@ def api_view(view: View) -> View:
     async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method not in ("GET", "HEAD"):
             return _method_not_allowed("GET, HEAD")
-        principal = await from_request(request)
-        if not await allows(read_check(), principal):
-            return json_error(*_refusal(principal))
+        check = read_check()
+        if check is not anyone:
+            # Open reads need nobody's credentials: none are checked (and hashed) for them.
+            principal = await from_request(request)
+            if principal.locked_out:
+                return lockout.json_answer(request)
+            if not await allows(check, principal):
+                return json_error(*_refusal(principal))
         moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
@@ -106,6 +111,8 @@ def page_view(view: View) -> View:
             response["Allow"] = "GET, HEAD"
             return response
         principal = await from_request(request)
+        if principal.locked_out:
+            return lockout.page_answer(request)
         if not await allows(read_check(), principal):
             message, status = _refusal(principal)
             if status == 401 and not principal.bad_credentials:
@@ -152,6 +159,8 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
             if request.method != "POST":
                 return _method_not_allowed("POST")
             principal = await from_request(request)
+            if principal.locked_out:
+                return lockout.json_answer(request)
             if not principal.authenticated:
                 response = json_error(*_refusal(principal))
                 if request.headers.get("HX-Request"):

@@ -7,7 +7,7 @@ credentials and timers must not leak into the next test.
 
 from __future__ import annotations
 
-from dashboard import basic_auth
+from dashboard import basic_sign_in
 from queues import alerts, discovery, failure_groups
 from queues.runner import logs
 
@@ -16,5 +16,5 @@ def reset() -> None:
     failure_groups.reset_shared()
     discovery.reset()
     alerts._at_limit_since.clear()
-    basic_auth._remembered.clear()
+    basic_sign_in.forget()
     logs.reset_json_logs()

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import html
 
+import pytest
 from django.test import AsyncClient
 
 from bullpen_site.demo_handlers import documents
@@ -27,6 +28,7 @@ async def test_one_page_document_log() -> None:
     assert recorder.lines[0].endswith("sending memo.pdf (1 page)")
 
 
+@pytest.mark.django_db(transaction=True)  # signing in asks axes' table about lockouts
 async def test_one_failed_job(client: AsyncClient, peer: Peer) -> None:
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "n", "--data", "{}")
     await asyncio.to_thread(peer, "work", "--queue", "mail", "--fail")

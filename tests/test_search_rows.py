@@ -66,6 +66,7 @@ def failed_jobs(peer: Peer) -> dict[str, str]:
     return ids
 
 
+@pytest.mark.django_db(transaction=True)  # signing in asks axes' table about lockouts
 @pytest.mark.parametrize("headers", [{}, OPERATOR], ids=["anonymous", "operator"])
 async def test_a_search_row_is_the_list_row_of_the_same_job(
     client: AsyncClient, failed_jobs: dict[str, str], headers: dict[str, str]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 
-from dashboard import basic_auth
+from dashboard import basic_sign_in
 from queues import alerts, discovery, failure_groups
 from queues.keys import QueueRef
 from queues.runner import logs
@@ -17,13 +17,14 @@ MAIL = QueueRef("bull", "mail")
 
 def test_reset_clears_what_a_test_leaves_behind() -> None:
     alerts._at_limit_since[MAIL] = time.monotonic()
-    basic_auth._remembered["key"] = ("operator", time.monotonic() + 300)
+    basic_sign_in._remembered["right"]["key"] = time.monotonic() + 300
     failure_groups._shared[MAIL] = (time.monotonic(), 1, failure_groups.GroupReport([], 0, 0))
     discovery._cache = discovery.Discovered(queues=(MAIL,))
     logs.configure_json_logs(io.StringIO())
 
     module_state.reset()
 
-    assert alerts._at_limit_since == {} and basic_auth._remembered == {}
+    assert alerts._at_limit_since == {}
+    assert basic_sign_in._remembered == {"right": {}, "wrong": {}}
     assert failure_groups._shared == {} and discovery._cache is None
     assert logs._Sink.stream is None
