@@ -8,7 +8,11 @@ BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
 READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read
 even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running
 several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
-comma-separated).
+comma-separated), METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
+Alerts: ALERT_EMAIL_TO (addresses, whitespace-separated), ALERT_WEBHOOK_URL (URLs,
+whitespace-separated), ALERT_LINK_BASE (the site's public origin, for links in notices), and
+the mail server: EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS
+(1: STARTTLS), DEFAULT_FROM_EMAIL.
 """
 
 from __future__ import annotations
@@ -182,12 +186,28 @@ BULLPEN = {
         name: {"read_only": True} for name in os.environ.get("READ_ONLY_QUEUES", "").split()
     },
     "BASIC_AUTH_PLAIN": {_username: _password} if _credentials else {},
+    # Empty: /metrics answers 404.
+    "METRICS_TOKEN": os.environ.get("METRICS_TOKEN", ""),
+    # No address and no webhook: alerts are shown, not sent.
+    "ALERTS": {
+        "EMAIL_TO": os.environ.get("ALERT_EMAIL_TO", "").split(),
+        "WEBHOOKS": os.environ.get("ALERT_WEBHOOK_URL", "").split(),
+        "LINK_BASE": os.environ.get("ALERT_LINK_BASE", ""),
+    },
 }
 if _open_reads:
     BULLPEN["READ_ACCESS"] = "dashboard.access.anyone"
 else:
     # A page asked for without credentials asks the browser for them (not the admin's login).
     LOGIN_URL = "bullpen:sign-in"
+
+# The mail server alert e-mails go through (Django's SMTP backend).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "bullpen@localhost")
 
 # Ids (comma-separated) from BULLPEN_SILENCED_CHECKS, e.g. ./run demo's on the loopback interface.
 SILENCED_SYSTEM_CHECKS = list(

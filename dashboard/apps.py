@@ -10,7 +10,13 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core.signals import request_started
+
         # Importing the modules registers the system checks (what a host site forgot, whether
         # basic credentials are throttled, and dependency versions the fast paths were not
         # written against).
         from dashboard import checks, throttle_checks, version_check  # noqa: F401
+        from dashboard.alert_sender import start_with_requests
+
+        # Alerts are sent with no dashboard open: the first request starts the sender.
+        request_started.connect(start_with_requests, dispatch_uid="bullpen-alerts")

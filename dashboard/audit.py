@@ -1,5 +1,5 @@
-"""Writing the audit log: requests, failed sign-ins, and background actions (their start and
-their end)."""
+"""Writing the audit log: requests, failed sign-ins, background actions (their start and their
+end), and the alert notices sent to people."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 
 from dashboard.models import AuditEntry
+from queues.alert_state import Notice
 from queues.background.record import CANCELLED, DONE, FAILED, INTERRUPTED, ActionRecord
 
 if TYPE_CHECKING:  # a type only: principal imports this module (through the sign-in check)
@@ -153,3 +154,34 @@ def _write_once(record: ActionRecord, phase: str) -> None:
         error="" if started else record.error[:2000],
         detail=extra,
     )
+
+
+# Who an alert notice's row names: nobody asked for it, Bullpen sent it.
+ALERT_SENDER = "bullpen-alerts"
+
+
+async def record_alert(notice: Notice, delivered: list[str], failed: dict[str, str]) -> None:
+    """One row per notice (firing or resolved): whom it reached, and what failed."""
+    await sync_to_async(_write_alert, thread_sensitive=False)(notice, delivered, failed)
+
+
+def _write_alert(notice: Notice, delivered: list[str], failed: dict[str, str]) -> None:
+    close_old_connections()  # as for background actions: a thread of its own, no request
+    try:
+        AuditEntry.objects.create(
+            username=ALERT_SENDER,
+            via="alerts",
+            action="alert",
+            queue=notice.queue[:300],
+            result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.OK,
+            status=502 if failed else 200,
+            error="; ".join(f"{target}: {error}" for target, error in failed.items())[:2000],
+            detail={
+                "phase": notice.status,
+                **notice.alert.as_json(),
+                "delivered": delivered,
+                "failed": sorted(failed),
+            },
+        )
+    finally:
+        close_old_connections()

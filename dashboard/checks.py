@@ -55,7 +55,7 @@ def _nested_keys(config: Mapping[str, Any]) -> list[CheckMessage]:
     nested: list[tuple[str, Mapping[str, Any], Iterable[str]]] = [
         ("BULLPEN['LIVE']", config["LIVE"], LiveSettings.__dataclass_fields__),
         ("BULLPEN['ACTIONS']", config["ACTIONS"], BackgroundSettings.__dataclass_fields__),
-        ("BULLPEN['ALERTS']", config["ALERTS"], ALERT_RULES),
+        ("BULLPEN['ALERTS']", config["ALERTS"], [*ALERT_RULES, *conf.ALERT_DELIVERY_KEYS]),
         ("BULLPEN['WORKER']", config["WORKER"], conf.DEFAULTS["WORKER"]),
     ]
     for queue, options in config["QUEUE_OPTIONS"].items():

@@ -1,10 +1,10 @@
 """Wiring the queue layer's follower to Channels: topics become channel-layer groups.
 
 The follower runs once per server process (started by the first websocket that connects) and
-only the process holding the live lease reads Redis; every process gets the messages through
-the channel layer, once per process, and hands them to its own pages (fanout.py). What the
-process's pages watch is one registry per process, kept by its supervisor: the websocket
-consumers write it, the follower publishes it.
+only the process holding the live lease reads Redis (and sends alerts: alert_sender.py); every
+process gets the messages through the channel layer, once per process, and hands them to its
+own pages (fanout.py). What the process's pages watch is one registry per process, kept by its
+supervisor: the websocket consumers write it, the follower publishes it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import logging
 
 from channels.layers import get_channel_layer
 
-from dashboard import background, fanout
+from dashboard import alert_sender, background, fanout
 from queues.cancelling import cancel_and_wait
 from queues.follower import Follower
 from queues.interest import Interest
@@ -78,7 +78,14 @@ def _supervisor() -> Supervisor:
         task = loop.create_task(supervisor.run(), name="bullpen-live-follower")
         running = (supervisor, task)
         _running[loop] = running
+    alert_sender.ensure_running(lambda: _holds_lease(loop))
     return running[0]
+
+
+def _holds_lease(loop: asyncio.AbstractEventLoop) -> bool:
+    """This loop's running follower (whichever the supervisor runs now) holds the lease."""
+    running = _running.get(loop)
+    return running is not None and not running[1].done() and running[0].follower.leader
 
 
 def ensure_started() -> Follower:
@@ -93,6 +100,7 @@ def interest() -> Interest:
 async def stop() -> None:
     """Stop this loop's follower and fan-out (tests, shutdown)."""
     running = _running.pop(asyncio.get_running_loop(), None)
+    await alert_sender.stop()
     if running is not None:
         await cancel_and_wait(running[1])
     await fanout.close()

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from dashboard.metrics_collector import Scrape, ScrapeCollector
-from queues.alerts import LAST_HOUR_S, alerts_by_queue
+from queues.alerts import LAST_HOUR_S, alerts_by_queue, read_signatures
 from queues.conf import get_config
 from queues.counts import summaries
 from queues.durations import recent_durations
@@ -40,6 +40,7 @@ async def read_scrape() -> Scrape:
         recent = await finished_since(refs, LAST_HOUR_S)
         workers = await list_workers(refs)
         durations = await recent_durations(refs, int(get_config()["METRICS_DURATION_SAMPLE"]))
+        signatures = await read_signatures(found, recent)
     except BullpenError:
         return Scrape(redis_up=False, started=started)
     return Scrape(
@@ -47,7 +48,7 @@ async def read_scrape() -> Scrape:
         started=started,
         queues=found,
         finished_last_hour=recent,
-        alerts=alerts_by_queue(found, recent),
+        alerts=alerts_by_queue(found, recent, signatures),
         workers=workers,
         durations=durations,
     )

@@ -1,9 +1,11 @@
 """Alert thresholds per queue, checked against counts read in the same round trip.
 
 Defaults: waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
-queue's global concurrency limit for more than 5 minutes. ``ALERTS`` in the settings changes the
+queue's global concurrency limit for more than 5 minutes, more than 0 failure signatures that
+first appeared in the last hour (alert_signatures.py). ``ALERTS`` in the settings changes the
 defaults; ``QUEUE_OPTIONS[q]["alerts"]`` changes them for one queue (None turns one off). The
-dead-letter queue has no waiting alert unless its own options set one.
+dead-letter queue has no waiting alert unless its own options set one. ``ALERTS`` also holds
+how alerts are delivered (``ALERT_DELIVERY_KEYS``, read by alert_watch.py), no thresholds.
 
 :func:`alerts_by_queue` is the one place alerts are decided: the overview, ``api/alerts/`` and
 ``/metrics`` all go through it.
@@ -12,11 +14,12 @@ dead-letter queue has no waiting alert unless its own options set one.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from queues.conf import get_config
+from queues.alert_signatures import new_signatures
+from queues.conf import ALERT_DELIVERY_KEYS, get_config
 from queues.counts import QueueSummary
 from queues.dead_letters import is_dead_letter_queue
 from queues.keys import QueueRef
@@ -30,7 +33,10 @@ DEFAULTS: dict[str, int | None] = {
     "failed_last_hour": 100,
     "delayed": 50_000,
     "active_at_limit_seconds": 300,
+    "new_failure_signatures": 0,
 }
+# Signatures named in one new_failure_signatures alert (the count says how many there are).
+SIGNATURES_SHOWN = 5
 
 # When each queue was first seen with active == its concurrency limit (per process).
 _at_limit_since: dict[QueueRef, float] = {}
@@ -41,14 +47,23 @@ class Alert:
     rule: str
     value: int
     threshold: int
+    # The new failure signatures, for that rule (the newest first; untrusted job text).
+    signatures: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "value": self.value, "threshold": self.threshold}
+        body: dict[str, Any] = {"rule": self.rule, "value": self.value, "threshold": self.threshold}
+        if self.signatures:
+            body["signatures"] = list(self.signatures)
+        return body
 
 
 def thresholds(slug: str) -> dict[str, int | None]:
     config = get_config()
-    merged: dict[str, int | None] = {**DEFAULTS, **(config.get("ALERTS") or {})}
+    given = config.get("ALERTS") or {}
+    merged: dict[str, int | None] = {
+        **DEFAULTS,
+        **{rule: limit for rule, limit in given.items() if rule not in ALERT_DELIVERY_KEYS},
+    }
     if is_dead_letter_queue(slug):
         # Nothing consumes the dead-letter queue, by design: its waiting jobs are dead letters
         # kept for replay, not a backlog. Its own QUEUE_OPTIONS alerts may still set one.
@@ -57,7 +72,10 @@ def thresholds(slug: str) -> dict[str, int | None]:
     return merged
 
 
-def evaluate(summary: QueueSummary, failed_last_hour: int) -> list[Alert]:
+def evaluate(
+    summary: QueueSummary, failed_last_hour: int, signatures: Sequence[str] = ()
+) -> list[Alert]:
+    """``signatures``: the failure signatures that first appeared in the last hour."""
     limits = thresholds(summary.ref.slug)
     alerts = []
     checks = {
@@ -78,21 +96,48 @@ def evaluate(summary: QueueSummary, failed_last_hour: int) -> list[Alert]:
             alerts.append(Alert("active_at_limit_seconds", int(now - since), limit_s))
     else:
         _at_limit_since.pop(summary.ref, None)
+    limit = limits.get("new_failure_signatures")
+    if limit is not None and len(signatures) > limit:
+        shown = tuple(signatures[:SIGNATURES_SHOWN])
+        alerts.append(Alert("new_failure_signatures", len(signatures), limit, shown))
     return alerts
 
 
 def alerts_by_queue(
-    found: Iterable[QueueSummary], finished_last_hour: Mapping[QueueRef, Mapping[str, int]]
+    found: Iterable[QueueSummary],
+    finished_last_hour: Mapping[QueueRef, Mapping[str, int]],
+    signatures: Mapping[QueueRef, Sequence[str]] | None = None,
 ) -> dict[QueueRef, list[Alert]]:
     """The alerts firing on each queue, given its jobs finished in the last hour (as
-    :func:`queues.recent.finished_since` counts them; a queue missing there failed none)."""
+    :func:`queues.recent.finished_since` counts them; a queue missing there failed none) and
+    its failure signatures new in the last hour (as :func:`read_signatures` finds them)."""
+    new = signatures or {}
     return {
-        summary.ref: evaluate(summary, finished_last_hour.get(summary.ref, {}).get("failed", 0))
+        summary.ref: evaluate(
+            summary,
+            finished_last_hour.get(summary.ref, {}).get("failed", 0),
+            new.get(summary.ref, ()),
+        )
         for summary in found
     }
 
 
+async def read_signatures(
+    found: Sequence[QueueSummary], finished_last_hour: Mapping[QueueRef, Mapping[str, int]]
+) -> dict[QueueRef, list[str]]:
+    """New failure signatures of the queues that failed jobs in the last hour and whose
+    new_failure_signatures rule is on: the others cannot have any, and cost no read."""
+    asked: dict[QueueRef, Hashable] = {}
+    for summary in found:
+        failed = finished_last_hour.get(summary.ref, {}).get("failed", 0)
+        if failed and thresholds(summary.ref.slug).get("new_failure_signatures") is not None:
+            # Unchanged counts: no new failure (nor one leaving the window) since last time.
+            asked[summary.ref] = (summary.counts["failed"], failed)
+    return await new_signatures(asked, LAST_HOUR_S)
+
+
 async def read_alerts(found: Sequence[QueueSummary]) -> dict[QueueRef, list[Alert]]:
-    """:func:`alerts_by_queue` after reading the last hour's finished jobs (one round trip)."""
+    """:func:`alerts_by_queue` after reading the last hour's finished jobs (one round trip)
+    and, for queues that failed some, their new failure signatures."""
     recent = await finished_since([summary.ref for summary in found], LAST_HOUR_S)
-    return alerts_by_queue(found, recent)
+    return alerts_by_queue(found, recent, await read_signatures(found, recent))

@@ -61,6 +61,9 @@ DEFAULTS: dict[str, Any] = {
     # Newest completed jobs per queue whose run time feeds /metrics' duration histogram.
     "METRICS_DURATION_SAMPLE": 100,
     # Alert thresholds for every queue (see queues/alerts.py); QUEUE_OPTIONS[q]["alerts"] per queue.
+    # Also how alerts reach people (ALERT_DELIVERY_KEYS; queues/alert_watch.py): "EMAIL_TO" and
+    # "WEBHOOKS" (lists), "COOLDOWN" (900 s per queue and rule), "INTERVAL" (30 s between
+    # evaluations), "LINK_BASE" (the site's public origin, for links to queue pages).
     "ALERTS": {},
     # Newest failed jobs read to build failure groups.
     "FAILURE_GROUP_BUDGET": 10000,
@@ -85,6 +88,9 @@ DEFAULTS: dict[str, Any] = {
     # queues.background.settings.BackgroundSettings (documented in docs/configuration.md).
     "ACTIONS": {},
 }
+
+# Keys of ALERTS that say how alerts are delivered rather than when they fire.
+ALERT_DELIVERY_KEYS = ("EMAIL_TO", "WEBHOOKS", "COOLDOWN", "INTERVAL", "LINK_BASE")
 
 
 @cache

@@ -8,12 +8,13 @@ credentials and timers must not leak into the next test.
 from __future__ import annotations
 
 from dashboard import basic_sign_in
-from queues import alerts, discovery, failure_groups
+from queues import alert_signatures, alerts, discovery, failure_groups
 from queues.runner import logs
 
 
 def reset() -> None:
     failure_groups.reset_shared()
+    alert_signatures.reset()
     discovery.reset()
     alerts._at_limit_since.clear()
     basic_sign_in.forget()

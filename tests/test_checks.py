@@ -263,6 +263,12 @@ def test_basic_auth_users_hold_hashes_not_passwords() -> None:
         ({"METRICS_TOKEN": 1234}, ["bullpen.E014"], "must be a string"),
         ({"LIVE_KEY_PREFIX": ""}, ["bullpen.E014"], "non-empty string"),
         ({"READ_ONLY": "yes"}, ["bullpen.E014"], "True or False"),
+        ({"ALERTS": {"EMAIL_TO": "ops@example.com"}}, ["bullpen.E014"], "list of e-mail"),
+        ({"ALERTS": {"WEBHOOKS": ["ftp://hooks.example"]}}, ["bullpen.E014"], "https:// URLs"),
+        ({"ALERTS": {"COOLDOWN": -1}}, ["bullpen.E014"], "seconds, 0 or more"),
+        ({"ALERTS": {"INTERVAL": 0}}, ["bullpen.E014"], "seconds above 0"),
+        ({"ALERTS": {"LINK_BASE": "ops.example.com"}}, ["bullpen.E014"], "public origin"),
+        ({"ALERTS": {"WEBHOOKS": ["https://hooks.example/T1"]}}, ["bullpen.W019"], "LINK_BASE"),
     ],
 )
 def test_settings_validation(
@@ -272,6 +278,20 @@ def test_settings_validation(
         found = checks.check_settings()
     assert ids(found) == expected
     assert words in f"{found[0].msg} {found[0].hint}"
+
+
+@pytest.mark.unit
+def test_alert_delivery_settings_are_fine() -> None:
+    delivery = {
+        "EMAIL_TO": ["ops@example.com", "oncall@example.com"],
+        "WEBHOOKS": ["https://hooks.slack.com/services/T0/B0/x", "http://10.0.0.5:9000/hook"],
+        "COOLDOWN": 600,
+        "INTERVAL": 15,
+        "LINK_BASE": "https://ops.example.com",
+        "waiting": 100,
+    }
+    with override_settings(BULLPEN={"PREFIXES": ["bull"], "ALERTS": delivery}):
+        assert checks.check_settings() == []
 
 
 @pytest.mark.unit

@@ -84,3 +84,28 @@ def test_active_at_the_limit_alerts_only_after_the_threshold() -> None:
         below = summary("busy", global_concurrency=4, active=3)
         assert alerts_by_queue([below], {})[busy.ref] == []
         assert busy.ref not in alerts._at_limit_since  # the clock starts again next time
+
+
+def test_new_failure_signatures_fire_above_their_threshold() -> None:
+    mail, shop = summary("mail"), summary("shop")
+    new = {mail.ref: [f"error {n}" for n in range(7)], shop.ref: []}
+    with bullpen():
+        firing = alerts_by_queue([mail, shop], {}, new)
+    (alert,) = firing[mail.ref]
+    assert (alert.rule, alert.value, alert.threshold) == ("new_failure_signatures", 7, 0)
+    assert alert.signatures == tuple(f"error {n}" for n in range(alerts.SIGNATURES_SHOWN))
+    assert alert.as_json()["signatures"][0] == "error 0"
+    assert firing[shop.ref] == []
+    with bullpen(QUEUE_OPTIONS={"mail": {"alerts": {"new_failure_signatures": None}}}):
+        assert alerts_by_queue([mail], {}, new)[mail.ref] == []
+    with bullpen(ALERTS={"new_failure_signatures": 7}):
+        assert alerts_by_queue([mail], {}, new)[mail.ref] == []
+
+
+def test_delivery_settings_are_no_thresholds() -> None:
+    delivery = {"EMAIL_TO": ["ops@example.com"], "COOLDOWN": 1, "INTERVAL": 1, "LINK_BASE": ""}
+    with bullpen(ALERTS={"waiting": 1, **delivery}):
+        assert set(alerts.thresholds("mail")) == set(alerts.DEFAULTS)
+        assert alerts_by_queue([summary("mail", waiting=2)], {})[QueueRef("bull", "mail")] == [
+            Alert("waiting", 2, 1)
+        ]

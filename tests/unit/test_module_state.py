@@ -7,7 +7,7 @@ import io
 import time
 
 from dashboard import basic_sign_in
-from queues import alerts, discovery, failure_groups
+from queues import alert_signatures, alerts, discovery, failure_groups
 from queues.keys import QueueRef
 from queues.runner import logs
 from tests import module_state
@@ -21,6 +21,7 @@ def test_reset_clears_what_a_test_leaves_behind() -> None:
     failure_groups._shared[MAIL] = (time.monotonic(), 1, failure_groups.GroupReport([], 0, 0))
     discovery._cache = discovery.Discovered(queues=(MAIL,))
     logs.configure_json_logs(io.StringIO())
+    alert_signatures._known[(MAIL, "1", 0)] = "Timeout"
 
     module_state.reset()
 
@@ -28,3 +29,4 @@ def test_reset_clears_what_a_test_leaves_behind() -> None:
     assert basic_sign_in._remembered == {"right": {}, "wrong": {}}
     assert failure_groups._shared == {} and discovery._cache is None
     assert logs._Sink.stream is None
+    assert alert_signatures._known == {}

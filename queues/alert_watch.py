@@ -1,0 +1,179 @@
+"""The alert sender: every ``ALERTS["INTERVAL"]`` seconds, in the one process holding the live
+follower's lease, read every queue's alerts (alerts.py), decide what to tell (alert_state.py)
+and hand each notice to the deliverer (dashboard/alert_delivery.py: e-mail, webhooks, audit).
+
+Only the lease holder evaluates, so a deployment of several processes tells each notice once.
+What was told, and when, is kept in Redis (``<LIVE_KEY_PREFIX>:alerts:state``): the process
+that takes the lease over goes on from there rather than tell every firing alert again.
+Nothing is read while no address or webhook is configured. A pass that cannot read Redis
+decides nothing (no alert is resolved by an outage); the next pass reads again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from queues.alert_state import AlertTracker, Key, Notice
+from queues.alerts import read_alerts
+from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.conf import get_config
+from queues.connection import get_client
+from queues.counts import summaries
+from queues.errors import BullpenError
+
+log = logging.getLogger("bullpen.alerts")
+
+Deliver = Callable[[Notice], Awaitable[None]]
+# Redis away or refusing: the pass is skipped and tried again at the next one.
+_TROUBLE = (BullpenError, RedisError, OSError)
+
+
+@dataclass(frozen=True)
+class DeliverySettings:
+    """The delivery keys of ``ALERTS`` (docs/configuration.md)."""
+
+    email_to: tuple[str, ...] = ()
+    webhooks: tuple[str, ...] = ()
+    cooldown_s: float = 900.0
+    interval_s: float = 30.0
+    # The site's public origin (and path prefix, behind a proxy that adds one): links in
+    # notices are this plus the queue page's path.
+    link_base: str = ""
+
+    @property
+    def anyone(self) -> bool:
+        """Someone is to be told: an address or a webhook is configured."""
+        return bool(self.email_to or self.webhooks)
+
+    @classmethod
+    def from_config(cls) -> DeliverySettings:
+        """The settings; a value of the wrong kind (reported by ``manage.py check``) reads as
+        its default, since every request asks (dashboard/alert_sender.py)."""
+        given = get_config().get("ALERTS")
+        if not isinstance(given, Mapping):
+            return cls()
+        return cls(
+            email_to=_strings(given.get("EMAIL_TO")),
+            webhooks=_strings(given.get("WEBHOOKS")),
+            cooldown_s=_seconds(given.get("COOLDOWN"), cls.cooldown_s, least=0.0),
+            interval_s=_seconds(given.get("INTERVAL"), cls.interval_s, least=0.01),
+            link_base=str(given.get("LINK_BASE") or ""),
+        )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if isinstance(value, (list, tuple)) else ()
+
+
+def _seconds(value: Any, default: float, *, least: float) -> float:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if number and value >= least else default
+
+
+def state_key() -> str:
+    return f"{get_config().get('LIVE_KEY_PREFIX', 'bullpen')}:alerts:state"
+
+
+class AlertWatch:
+    def __init__(self, deliver: Deliver, holds_lease: Callable[[], bool]) -> None:
+        """``holds_lease``: whether this process holds the live follower's lease now."""
+        self.deliver = deliver
+        self.holds_lease = holds_lease
+        self.tracker = AlertTracker(DeliverySettings.cooldown_s)
+        self._leading = False  # evaluating, with the state taken over from Redis
+        self._saved: dict[str, Any] | None = None
+        self._sending: dict[Key, asyncio.Task[None]] = {}
+        self._troubled = False  # Redis trouble already logged: one line per outage
+
+    async def run(self) -> None:
+        try:
+            while True:
+                raise_if_cancelled()
+                interval = DeliverySettings.interval_s
+                try:
+                    settings = DeliverySettings.from_config()
+                    interval = settings.interval_s
+                    await self.evaluate(settings)
+                except _TROUBLE as error:
+                    if not self._troubled:
+                        log.warning("alerts: cannot read the queues, trying again: %s", error)
+                    self._troubled = True
+                except Exception:  # a bug or a bad setting must not end alerts for good
+                    log.exception("alerts: this evaluation failed")
+                else:
+                    if self._troubled:
+                        log.info("alerts: reading the queues again")
+                    self._troubled = False
+                await asyncio.sleep(interval)
+        finally:
+            await cancel_and_wait(*self._sending.values())
+
+    async def evaluate(self, settings: DeliverySettings) -> list[Notice]:
+        """One pass: the notices it started sending (none unless this process holds the lease
+        and someone is to be told)."""
+        if not settings.anyone or not self.holds_lease():
+            self._leading = False
+            return []
+        redis = get_client()
+        if not self._leading:
+            stored = await redis.get(state_key())
+            self.tracker.load(_parsed(stored))
+            self._saved = self.tracker.dump()
+            self._leading = True
+        self.tracker.cooldown_s = settings.cooldown_s
+        firing = await read_alerts(await summaries())
+        notices = self.tracker.observe(
+            {ref.slug: alerts for ref, alerts in firing.items()}, time.time()
+        )
+        await self._save()
+        for notice in notices:
+            self._send(notice)
+        return notices
+
+    async def _save(self) -> None:
+        state = self.tracker.dump()
+        if state == self._saved:
+            return
+        try:
+            await get_client().set(state_key(), json.dumps(state))
+            self._saved = state
+        except RedisError as error:  # refused (maxmemory): a takeover may tell some again
+            log.warning("alerts: cannot keep what was told in Redis: %s", error)
+
+    def _send(self, notice: Notice) -> None:
+        """Deliver in the background, in order per queue and rule (a resolved notice never
+        overtakes its firing one that is still being retried)."""
+        previous = self._sending.get(notice.key)
+        task = asyncio.get_running_loop().create_task(
+            self._deliver_after(previous, notice), name="bullpen-alert-delivery"
+        )
+        self._sending[notice.key] = task
+        task.add_done_callback(lambda done: self._forget(notice.key, done))
+
+    async def _deliver_after(self, previous: asyncio.Task[None] | None, notice: Notice) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])
+        try:
+            await self.deliver(notice)
+        except Exception:  # the deliverer logs its own failures; this is a bug
+            log.exception("alerts: delivering %s on %s failed", notice.alert.rule, notice.queue)
+
+    def _forget(self, key: Key, done: asyncio.Task[None]) -> None:
+        if self._sending.get(key) is done:
+            del self._sending[key]
+
+
+def _parsed(stored: Any) -> dict[str, Any]:
+    try:
+        data = json.loads(stored) if stored else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
