@@ -11,5 +11,6 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         # Importing the modules registers the system checks (what a host site forgot, and
-        # dependency versions the fast paths were not written against).
-        from dashboard import checks, version_check  # noqa: F401
+        # dependency versions the fast paths were not written against) and the receiver that
+        # closes a signed-out session's live sockets, whichever process serves the sign-out.
+        from dashboard import checks, socket_auth, version_check  # noqa: F401

@@ -7,7 +7,7 @@ credentials and timers must not leak into the next test.
 
 from __future__ import annotations
 
-from dashboard import basic_auth
+from dashboard import basic_auth, socket_limits
 from queues import alerts, discovery, failure_groups
 from queues.runner import logs
 
@@ -18,3 +18,4 @@ def reset() -> None:
     alerts._at_limit_since.clear()
     basic_auth._remembered.clear()
     logs.reset_json_logs()
+    socket_limits.reset()
