@@ -164,6 +164,9 @@ BULLPEN = {
     },
     "BASIC_AUTH_PLAIN": {_username: _password} if _credentials else {},
 }
+if os.environ.get("BULLPEN_MAX_SOCKETS_PER_CLIENT"):
+    # Many viewers from one address: a load test, or a proxy in front without --proxy-headers.
+    BULLPEN["LIVE"] = {"max_sockets_per_client": int(os.environ["BULLPEN_MAX_SOCKETS_PER_CLIENT"])}
 if _open_reads:
     BULLPEN["READ_ACCESS"] = "dashboard.access.anyone"
 else:
