@@ -195,6 +195,9 @@ BULLPEN = {
         "LINK_BASE": os.environ.get("ALERT_LINK_BASE", ""),
     },
 }
+if os.environ.get("BULLPEN_MAX_SOCKETS_PER_CLIENT"):
+    # Many viewers from one address: a load test, or a proxy in front without --proxy-headers.
+    BULLPEN["LIVE"] = {"max_sockets_per_client": int(os.environ["BULLPEN_MAX_SOCKETS_PER_CLIENT"])}
 if _open_reads:
     BULLPEN["READ_ACCESS"] = "dashboard.access.anyone"
 else:

@@ -14,8 +14,9 @@ class DashboardConfig(AppConfig):
 
         # Importing the modules registers the system checks (what a host site forgot, whether
         # basic credentials are throttled, and dependency versions the fast paths were not
-        # written against).
-        from dashboard import checks, throttle_checks, version_check  # noqa: F401
+        # written against) and the receiver that closes a signed-out session's live sockets,
+        # whichever process serves the sign-out.
+        from dashboard import checks, socket_auth, throttle_checks, version_check  # noqa: F401
         from dashboard.alert_sender import start_with_requests
 
         # Alerts are sent with no dashboard open: the first request starts the sender.

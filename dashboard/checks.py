@@ -221,8 +221,8 @@ def _route_problems(routes: list[Any]) -> list[CheckMessage]:
             Warning(
                 "Bullpen's websocket route does not check the Origin header: any web page a "
                 "signed-in user visits could open it with their cookies and read job data.",
-                hint="Wrap the websocket router in "
-                "channels.security.websocket.AllowedHostsOriginValidator.",
+                hint="Route it with dashboard.routing.websocket_route(), which checks the "
+                "origin's scheme, host and port.",
                 id="bullpen.W007",
             )
         )

@@ -2,33 +2,45 @@
 
 A page that starts watching gets the present at once (counts, and its list or job read fresh,
 rendered by the page's own partials), so nothing that changed between the page load and the
-subscription is missed; live messages follow.
+subscription is missed; live messages follow. What a page may ask is bounded (forms/live.py, the
+``max_*`` keys of ``LIVE``), and the socket closes once its user may no longer read
+(socket_auth.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, TypeGuard
+import asyncio
+import logging
+from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
 
-from dashboard import fanout, live, live_render, shared_reads
+from dashboard import fanout, live, live_render, shared_reads, socket_auth, socket_limits
 from dashboard.access import allows, read_check
+from dashboard.forms.answer import valid
+from dashboard.forms.live import WatchForm
 from dashboard.forms.reads import PAGE_SIZES
 from dashboard.principal import from_scope
 from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
 from queues import counts, interest, live_protocol
 from queues.detail import job_live_view
-from queues.errors import BullpenError
+from queues.discovery import known
+from queues.errors import BadParameter, BullpenError, QueueNotFound
+from queues.follower import LiveSettings
 from queues.interest import Interest
 from queues.keys import QueueRef
 from queues.listing import job_page
 from queues.live.counts import counts_entry
 
-MAX_WATCHES = 50
-MAX_ID = 1024  # longer queue names or job ids cannot be BullMQ's
+log = logging.getLogger("bullpen.live")
+
 SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
+# The handshake of a client already holding its share of sockets is refused with this code.
+TOO_MANY_SOCKETS = 4429
+# A re-check that could not run (the database away): the page reconnects and is checked anew.
+RECHECK_FAILED = 4500
+_FULL = "this server process watches as many queues and jobs as it may; try again later"
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -41,14 +53,26 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
         self.overview = False
-        principal = await from_scope(self.scope)
+        self.client: str | None = None
+        self.session_group: str | None = None
+        self.recheck: asyncio.Task[None] | None = None
+        self.signed_out = False
+        self.limits = LiveSettings.from_config()
+        self.principal = principal = await from_scope(self.scope)
         if not await allows(read_check(), principal):
-            await self.close(code=4403)
+            await self.close(code=socket_auth.SIGNED_OUT)
             return
+        client = socket_limits.client_of(principal, self.scope)
+        if not socket_limits.enter(client, self.limits.max_sockets_per_client):
+            await self.close(code=TOO_MANY_SOCKETS)
+            return
+        self.client = client
         self.socket_kind: ViewerKind = await viewer_kind(principal)
         self.kind = self.socket_kind
         await self.accept()
         self._live_send = _under_session_wrappers(self.base_send)
+        await self._follow_sign_out()
+        self.recheck = asyncio.ensure_future(self._recheck_every(self.limits.auth_recheck_interval))
         follower = live.ensure_started()
         self.registry = live.interest()
         await self._join(("status",))
@@ -60,75 +84,171 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     ) -> None:
         # A frame that is not JSON text is a client's mistake, not the server's: it is answered,
         # and the socket stays open (Channels' default raises: a traceback and a 1011 close).
+        if self.signed_out:
+            return  # closing: the page hears nothing more
         if text_data is None:
-            await self.send_json({"type": "error", "error": "expected JSON text, not binary"})
+            await self._refuse("expected JSON text, not binary")
             return
         try:
             content = await self.decode_json(text_data)
         except (ValueError, RecursionError):
-            await self.send_json({"type": "error", "error": "expected JSON: this does not parse"})
+            await self._refuse("expected JSON: this does not parse")
             return
         await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):
-            await self.send_json({"type": "error", "error": "expected a JSON object"})
+            await self._refuse("expected a JSON object")
             return
-        if content.get("reset"):
+        try:
+            asked = valid(WatchForm(content)).cleaned_data
+        except BadParameter as error:
+            await self._refuse(str(error))
+            return
+        if asked["reset"]:
             await self._unwatch_all()
         # Rendered for the viewer the page was rendered for (signed by the page's view).
-        self.kind = verified_kind(content.get("viewer")) or self.socket_kind
-        watch = content.get("watch")
-        if watch is None or watch == "status":
+        self.kind = verified_kind(asked["viewer"]) or self.socket_kind
+        watch, slug = asked["watch"], ""
+        if watch in ("", "status"):
             return
-        if len(self.groups_joined) >= MAX_WATCHES:
-            await self.send_json({"type": "error", "error": "too many watches on one socket"})
-            return
-        slug, job_id = content.get("queue"), content.get("id")
-        follower = live.ensure_started()
         if watch == "overview":
-            await self._join(("overview",))
             if not self.overview:
+                if not self._room_for_one_more():
+                    await self._refuse(self._too_many())
+                    return
                 self.overview = True
                 self.registry.watch_overview()
-        elif watch == "queue" and _valid(slug):
-            await self._join(("queue", slug))  # its counts, rows and progress
-            if slug not in self.queues:
-                self.queues.add(slug)
-                self.registry.watch_queue(slug)
-        elif watch == "job" and _valid(slug) and _valid(job_id):
-            key = (slug, job_id)
-            await self._join(("job", *key))
-            if key not in self.jobs:
-                self.jobs.add(key)
-                self.registry.watch_job(*key)
+            await self._join(("overview",))
         else:
-            await self.send_json({"type": "error", "error": "unknown watch"})
-            return
+            found = await self._known_queue(asked["queue"])
+            if found is None:
+                return
+            slug = found
+            if watch == "queue" and not await self._watch_queue(slug):
+                return
+            if watch == "job" and not await self._watch_job(slug, asked["id"]):
+                return
+        follower = live.ensure_started()
         follower.wake.set()
         snapshot = follower.snapshot() or await _read_counts()
         if snapshot is not None:
             await self.send_json(snapshot)
-        if watch == "queue" and _valid(slug):
-            await self._send_list(slug, content)
-        elif watch == "job" and _valid(slug) and _valid(job_id):
-            await self._send_job(slug, job_id)
+        if watch == "queue":
+            await self._send_list(slug, asked)
+        elif watch == "job":
+            await self._send_job(slug, asked["id"])
+
+    async def bullpen_signed_out(self, event: dict[str, Any]) -> None:
+        """This socket's session signed out (in any process: socket_auth.py)."""
+        await self._sign_out()
 
     async def disconnect(self, code: int) -> None:
-        await self._unwatch_all()
-        for group in list(getattr(self, "groups_joined", ())):
-            await fanout.hub().leave(group, self._deliver)
-        self.groups_joined = set()
+        if self.recheck is not None:
+            self.recheck.cancel()  # never awaited here: a re-check may be what closes it
+        await self._leave_all()
+        if self.session_group is not None and self.channel_layer is not None:
+            await self.channel_layer.group_discard(self.session_group, self.channel_name)
+        if self.client is not None:
+            socket_limits.leave(self.client)
+            self.client = None
 
+    # ---- what a page may watch ---------------------------------------------------------------
+    async def _refuse(self, why: str) -> None:
+        await self.send_json({"type": "error", "error": why})
+
+    def _watching(self) -> int:
+        return len(self.queues) + len(self.jobs) + int(self.overview)
+
+    def _room_for_one_more(self) -> bool:
+        return self._watching() < self.limits.max_watches
+
+    def _too_many(self) -> str:
+        return f"too many watches on one socket (at most {self.limits.max_watches})"
+
+    async def _known_queue(self, slug: str) -> str | None:
+        """The queue's one name when this site knows it (discovered, configured, or in Redis);
+        otherwise the page is told, and nothing is watched."""
+        try:
+            ref = QueueRef.from_slug(slug)
+            found = await known(ref)
+        except QueueNotFound:
+            found = False
+        except SNAPSHOT_ERRORS:
+            await self._refuse("the queue cannot be looked up now (Redis unreachable)")
+            return None
+        if not found:
+            await self._refuse("no such queue")
+            return None
+        return ref.slug
+
+    async def _watch_queue(self, slug: str) -> bool:
+        """Its counts, rows and progress."""
+        if slug not in self.queues:
+            if not self._room_for_one_more():
+                await self._refuse(self._too_many())
+                return False
+            if not self.registry.watch_queue(slug):
+                await self._refuse(_FULL)
+                return False
+            self.queues.add(slug)
+        await self._join(("queue", slug))
+        return True
+
+    async def _watch_job(self, slug: str, job_id: str) -> bool:
+        key = (slug, job_id)
+        if key not in self.jobs:
+            if not self._room_for_one_more():
+                await self._refuse(self._too_many())
+                return False
+            if not self.registry.watch_job(*key):
+                await self._refuse(_FULL)
+                return False
+            self.jobs.add(key)
+        await self._join(("job", *key))
+        return True
+
+    # ---- who may still read ------------------------------------------------------------------
+    async def _follow_sign_out(self) -> None:
+        """A session's socket joins its session's group, which its sign-out tells."""
+        key = getattr(self.scope.get("session"), "session_key", None)
+        if self.principal.via != "session" or not key or self.channel_layer is None:
+            return
+        self.session_group = socket_auth.session_group(key)
+        await self.channel_layer.group_add(self.session_group, self.channel_name)
+
+    async def _recheck_every(self, seconds: float) -> None:
+        while not self.signed_out:
+            await asyncio.sleep(seconds)
+            try:
+                still = await socket_auth.may_still_read(self.principal, self.scope)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("live updates: a socket's user could not be checked", exc_info=True)
+                await self.close(code=RECHECK_FAILED)
+                return
+            if not still:
+                await self._sign_out()
+
+    async def _sign_out(self) -> None:
+        """Tell the page its user may no longer read, and close: it asks for a sign-in."""
+        if self.signed_out:
+            return
+        self.signed_out = True
+        await self._leave_all()  # nothing more is sent but this
+        text = socket_auth.SIGNED_OUT_TEXT
+        await self.send_json({"type": "signed-out", "text": text})
+        await self.close(code=socket_auth.SIGNED_OUT, reason=text)
+
+    # ---- what a page is sent -----------------------------------------------------------------
     async def _send_list(self, slug: str, spec: dict[str, Any]) -> None:
         """The page's list as Redis holds it now, unless a live change came in meanwhile
         (newer than this read, or as new: the page keeps that one)."""
         group = live.group_name(("queue", slug))
         seen = self.delivered.get(group, 0)
-        state = str(spec.get("state") or "waiting")
-        page, per_page = _whole(spec.get("page"), 1), _whole(spec.get("per_page"), 50)
-        order = "asc" if spec.get("order") == "asc" else "desc"
-        kind = self.kind
+        state, page, per_page = spec["state"], spec["page"], spec["per_page"]
+        order, kind = spec["order"], self.kind
 
         async def read() -> str:
             found = await job_page(QueueRef.from_slug(slug), state, page, per_page, order)
@@ -167,6 +287,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await fanout.hub().join(group, self._deliver, self.kind)
             self.groups_joined.add(group)
 
+    async def _leave_all(self) -> None:
+        """Stop watching, the status included."""
+        await self._unwatch_all()
+        for group in list(getattr(self, "groups_joined", ())):
+            await fanout.hub().leave(group, self._deliver)
+        self.groups_joined = set()
+
     async def _unwatch_all(self) -> None:
         for slug in getattr(self, "queues", set()):
             self.registry.unwatch_queue(slug)
@@ -180,16 +307,6 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if group != status:
                 await fanout.hub().leave(group, self._deliver)
                 self.groups_joined.discard(group)
-
-
-def _valid(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and 0 < len(value) <= MAX_ID
-
-
-def _whole(value: Any, default: int) -> int:
-    with contextlib.suppress(TypeError, ValueError):
-        return int(value)
-    return default
 
 
 def _under_session_wrappers(send: Any) -> Any:

@@ -25,10 +25,18 @@ from queues.workers import list_workers
 
 
 def _token_ok(request: HttpRequest) -> bool:
+    """The header's bearer token is the configured one. Only the header counts: a token in
+    the URL would be written to every access log on the way."""
     expected = str(get_config().get("METRICS_TOKEN") or "")
     header = request.headers.get("Authorization", "")
-    given = header[7:] if header.startswith("Bearer ") else request.GET.get("token", "")
+    given = header[7:] if header.startswith("Bearer ") else ""
     return bool(expected) and hmac.compare_digest(expected.encode(), given.encode())
+
+
+def _refused(message: str) -> HttpResponse:
+    response = HttpResponse(message, status=401, content_type="text/plain")
+    response["WWW-Authenticate"] = 'Bearer realm="Bullpen metrics"'
+    return response
 
 
 async def read_scrape() -> Scrape:
@@ -66,8 +74,11 @@ async def metrics(request: HttpRequest) -> HttpResponse:
         return HttpResponse(
             "Metrics are off: set BULLPEN['METRICS_TOKEN']\n", status=404, content_type="text/plain"
         )
+    if "token" in request.GET:
+        return _refused(
+            "The token is not accepted in the URL, where access logs keep it: send it in the "
+            "'Authorization: Bearer <token>' header (and replace a token that was sent in a URL)\n"
+        )
     if not _token_ok(request):
-        response = HttpResponse("Bad or missing token\n", status=401, content_type="text/plain")
-        response["WWW-Authenticate"] = 'Bearer realm="Bullpen metrics"'
-        return response
+        return _refused("Bad or missing token: send 'Authorization: Bearer <token>'\n")
     return HttpResponse(exposition(await read_scrape()), content_type=CONTENT_TYPE_PLAIN_0_0_4)

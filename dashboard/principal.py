@@ -9,13 +9,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.contrib.auth import (
+    BACKEND_SESSION_KEY,
+    HASH_SESSION_KEY,
+    SESSION_KEY,
+    get_user_model,
+    load_backend,
+)
 from django.http import HttpRequest
+from django.utils.crypto import constant_time_compare
 
 from dashboard import basic_auth, basic_sign_in
 from dashboard.basic_sign_in import Verdict
+from queues.conf import get_config
 
 Via = Literal["basic", "session", "anonymous"]
 
@@ -81,3 +93,50 @@ async def from_scope(scope: dict[str, Any]) -> Principal:
         if ticketed is not None:
             return ticketed
     return principal
+
+
+def basic_user_configured(username: str) -> bool:
+    """Whether ``username`` is one of the basic-auth users the settings name now."""
+    config = get_config()
+    users = {**(config.get("BASIC_AUTH_USERS") or {}), **(config.get("BASIC_AUTH_PLAIN") or {})}
+    return username in users
+
+
+async def refreshed(principal: Principal, scope: dict[str, Any]) -> Principal:
+    """``principal`` as it stands now, for a websocket opened a while ago: a basic-auth user
+    still configured, a session still signed in to the same active user (read afresh from the
+    session store and the database); anyone else is anonymous now."""
+    if principal.via == "basic":
+        return principal if basic_user_configured(principal.username) else ANONYMOUS
+    if principal.via == "session":
+        user = await database_sync_to_async(_session_user)(scope.get("session"))
+        if user is None or user.get_username() != principal.username:
+            return ANONYMOUS
+        return Principal(principal.username, "session", user)
+    return principal
+
+
+def _session_user(session: Any) -> Any:
+    """The active user ``session`` is signed in as now, or None: signed out, expired, the user
+    deactivated or removed, or its password changed (Django's own session hash check)."""
+    key = getattr(session, "session_key", None)
+    if not key:
+        return None
+    stored = import_module(settings.SESSION_ENGINE).SessionStore(key)
+    try:
+        user_id, backend_path = stored[SESSION_KEY], stored[BACKEND_SESSION_KEY]
+    except KeyError:
+        return None
+    pk = get_user_model()._meta.pk
+    if pk is not None:  # the id as the session keeps it is text; the database's may not be
+        user_id = pk.to_python(user_id)
+    if backend_path not in settings.AUTHENTICATION_BACKENDS:
+        return None
+    user = load_backend(backend_path).get_user(user_id)
+    if user is None or not getattr(user, "is_active", True):
+        return None
+    if hasattr(user, "get_session_auth_hash"):
+        given = stored.get(HASH_SESSION_KEY)
+        if not (given and constant_time_compare(given, user.get_session_auth_hash())):
+            return None
+    return user

@@ -14,13 +14,17 @@ from django.urls import URLPattern, path
 from django.urls.resolvers import RoutePattern
 
 from dashboard.consumers import LiveConsumer
+from dashboard.ws_origin import SameOriginValidator
 from queues.conf import get_config
 
 
 def websocket_route() -> URLPattern:
-    """The live websocket at ``BULLPEN["WEBSOCKET_PATH"]``, the path the pages connect to."""
+    """The live websocket at ``BULLPEN["WEBSOCKET_PATH"]``, the path the pages connect to,
+    behind its own origin check (scheme, host and port: ws_origin.py), whatever the host site
+    wraps its router in."""
     route = str(get_config()["WEBSOCKET_PATH"]).lstrip("/")
-    pattern: URLPattern = path(route, LiveConsumer.as_asgi(), name="bullpen-live")
+    consumer = SameOriginValidator(LiveConsumer.as_asgi())
+    pattern: URLPattern = path(route, consumer, name="bullpen-live")
     return pattern
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from django.core import signing
 
-from dashboard.principal import Principal
-from queues.conf import get_config
+from dashboard.principal import Principal, basic_user_configured
 
 _SALT = "bullpen.websocket-ticket"
 MAX_AGE = 24 * 3600  # a page open longer reconnects once reloaded
@@ -34,8 +33,6 @@ def redeem(ticket: str) -> Principal | None:
         username = signing.loads(ticket, salt=_SALT, max_age=MAX_AGE)
     except signing.BadSignature:
         return None
-    config = get_config()
-    users = {**(config.get("BASIC_AUTH_USERS") or {}), **(config.get("BASIC_AUTH_PLAIN") or {})}
-    if not isinstance(username, str) or username not in users:
+    if not isinstance(username, str) or not basic_user_configured(username):
         return None
     return Principal(username, "basic")

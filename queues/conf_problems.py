@@ -39,6 +39,9 @@ _MAPPINGS = (
 _PAGE_SIZES = ("MIN_PAGE_SIZE", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE")
 # What QUEUE_OPTIONS may say about one queue.
 QUEUE_OPTION_KEYS = ("display_name", "description", "read_only", "alerts")
+# The websocket's bounds in LIVE: whole numbers above 0, and a number of seconds above 0.
+_LIVE_COUNTS = ("max_watches", "max_sockets_per_client")
+_LIVE_SECONDS = ("auth_recheck_interval",)
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,7 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
         if not isinstance(config[key], Mapping):
             bad(key, "must be a dict")
     found += _thresholds(config)
+    found += _live_bounds(config["LIVE"])
     if not isinstance(config["METRICS_TOKEN"], str):
         bad("METRICS_TOKEN", "must be a string (empty: metrics off)")
     if not isinstance(config["LIVE_KEY_PREFIX"], str) or not config["LIVE_KEY_PREFIX"]:
@@ -185,6 +189,33 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
                 "They must satisfy MIN_PAGE_SIZE <= DEFAULT_PAGE_SIZE <= MAX_PAGE_SIZE.",
             )
         )
+    return found
+
+
+def _live_bounds(live: Any) -> list[Problem]:
+    """The websocket's limits in LIVE (a non-dict LIVE is reported with the other dicts)."""
+    if not isinstance(live, Mapping):
+        return []
+    found = []
+    for key in _LIVE_COUNTS:
+        value = live.get(key, 1)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            found.append(
+                Problem(
+                    "E014",
+                    f"BULLPEN['LIVE'][{key!r}] must be a whole number above 0; it is {value!r}.",
+                )
+            )
+    for key in _LIVE_SECONDS:
+        value = live.get(key, 1)
+        if not _number(value) or value <= 0:
+            found.append(
+                Problem(
+                    "E014",
+                    f"BULLPEN['LIVE'][{key!r}] must be a number of seconds above "
+                    f"0; it is {value!r}.",
+                )
+            )
     return found
 
 

@@ -78,6 +78,11 @@ class LiveSettings:
     heartbeat_interval: float = 2.0
     # While an overview is open, keys a second walked to notice new queues (new_queues.py).
     new_queue_scan_keys: int = 20000
+    # The websocket (dashboard/consumers.py): watches one socket may hold, sockets one client
+    # may keep open in one process, and seconds between checks that its user may still read.
+    max_watches: int = 50
+    max_sockets_per_client: int = 20
+    auth_recheck_interval: float = 30.0
 
     @classmethod
     def from_config(cls) -> LiveSettings:

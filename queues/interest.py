@@ -2,7 +2,9 @@
 
 Each server process counts its own watchers and publishes the set it needs to a Redis hash, so
 that the one process holding the live lease serves everyone's pages. Watchers are counted per
-process, never per viewer in Redis: a thousand tabs on one job is one entry.
+process, never per viewer in Redis: a thousand tabs on one job is one entry. What one process
+publishes is bounded (``MAX_ENTRIES`` names of at most ``MAX_NAME`` characters), and so is what
+the reader takes from each process's entry: no page can grow Redis or the reader without end.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ JobKey = tuple[str, str]  # (queue slug, job id)
 
 # An entry older than this belongs to a process that died.
 STALE_MS = 15_000
+# Distinct queues and jobs one process's pages may watch at once: a few per open page, so
+# thousands of pages; a watch past it is refused (the page says so) rather than published.
+MAX_ENTRIES = 5000
+# Characters of a queue name or job id: longer ones cannot be BullMQ's.
+MAX_NAME = 1024
 
 
 @dataclass
@@ -42,9 +49,19 @@ class Interest:
     def empty(self) -> bool:
         return not (self.queues or self.jobs or self.overview)
 
-    def watch_queue(self, slug: str) -> None:
+    @property
+    def size(self) -> int:
+        """Distinct queues and jobs watched: what the published entry holds."""
+        return len(self.queues) + len(self.jobs)
+
+    def watch_queue(self, slug: str) -> bool:
+        """Count one more watcher of ``slug``; False (nothing counted) when it would be a new
+        entry past ``MAX_ENTRIES``, or its name cannot be a queue's."""
+        if len(slug) > MAX_NAME or (slug not in self.queues and self.size >= MAX_ENTRIES):
+            return False
         self.queues[slug] += 1
         self.changed = self.changed or self.queues[slug] == 1
+        return True
 
     def unwatch_queue(self, slug: str) -> None:
         self.queues[slug] -= 1
@@ -52,9 +69,15 @@ class Interest:
             del self.queues[slug]
             self.changed = True
 
-    def watch_job(self, slug: str, job_id: str) -> None:
-        self.jobs[(slug, job_id)] += 1
-        self.changed = self.changed or self.jobs[(slug, job_id)] == 1
+    def watch_job(self, slug: str, job_id: str) -> bool:
+        """As :meth:`watch_queue`, for one job."""
+        key = (slug, job_id)
+        too_long = len(slug) > MAX_NAME or len(job_id) > MAX_NAME
+        if too_long or (key not in self.jobs and self.size >= MAX_ENTRIES):
+            return False
+        self.jobs[key] += 1
+        self.changed = self.changed or self.jobs[key] == 1
+        return True
 
     def unwatch_job(self, slug: str, job_id: str) -> None:
         key = (slug, job_id)
@@ -80,7 +103,8 @@ async def publish(redis: aioredis.Redis, key: str, owner: str, interest: Interes
 
 
 async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKey], bool]:
-    """The union of every live process's interest; dead processes' entries are dropped."""
+    """The union of every live process's interest; dead processes' entries are dropped, and
+    each entry counts for at most ``MAX_ENTRIES`` names of at most ``MAX_NAME`` characters."""
     entries = await redis.hgetall(key)
     now = int(time.time() * 1000)
     queues: set[str] = set()
@@ -93,11 +117,19 @@ async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKe
             if now - int(entry["at"]) > STALE_MS:
                 stale.append(owner)
                 continue
-            queues.update(entry["queues"])
+            queues.update(name for name in entry["queues"][:MAX_ENTRIES] if _name(name))
             overview = overview or bool(entry.get("overview"))
-            jobs.update((slug, job_id) for slug, job_id in entry["jobs"])
+            jobs.update(
+                (slug, job_id)
+                for slug, job_id in entry["jobs"][:MAX_ENTRIES]
+                if _name(slug) and _name(job_id)
+            )
         except (ValueError, KeyError, TypeError):
             stale.append(owner)
     if stale:
         await redis.hdel(key, *stale)
     return queues, jobs, overview
+
+
+def _name(value: object) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_NAME

@@ -7,7 +7,7 @@ credentials and timers must not leak into the next test.
 
 from __future__ import annotations
 
-from dashboard import basic_sign_in
+from dashboard import basic_sign_in, socket_limits
 from queues import alert_signatures, alerts, discovery, failure_groups
 from queues.runner import logs
 
@@ -19,3 +19,4 @@ def reset() -> None:
     alerts._at_limit_since.clear()
     basic_sign_in.forget()
     logs.reset_json_logs()
+    socket_limits.reset()

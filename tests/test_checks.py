@@ -51,6 +51,9 @@ host_stack = ProtocolTypeRouter(
 )
 http_only = ProtocolTypeRouter({"http": ASGIHandler()})
 bare_route = ProtocolTypeRouter({"websocket": URLRouter([websocket_route()])})
+bare_consumer = ProtocolTypeRouter(
+    {"websocket": URLRouter([path("ws/bullpen/", LiveConsumer.as_asgi())])}
+)
 nested_route = ProtocolTypeRouter(
     {
         "websocket": AllowedHostsOriginValidator(
@@ -119,12 +122,15 @@ def test_route_helper_follows_websocket_path() -> None:
 
 
 def test_route_without_session_auth_or_origin_check() -> None:
+    # websocket_route() checks the origin itself (scheme, host and port).
     with bullpen(), override_settings(ASGI_APPLICATION="tests.test_checks.bare_route"):
+        assert ids(checks.check_websocket_route()) == ["bullpen.W006"]
+    with bullpen(), override_settings(ASGI_APPLICATION="tests.test_checks.bare_consumer"):
         assert ids(checks.check_websocket_route()) == ["bullpen.W006", "bullpen.W007"]
     # Open reads need no session on the socket; the origin check still matters.
     with (
         bullpen(READ_ACCESS="dashboard.access.anyone"),
-        override_settings(ASGI_APPLICATION="tests.test_checks.bare_route"),
+        override_settings(ASGI_APPLICATION="tests.test_checks.bare_consumer"),
     ):
         assert ids(checks.check_websocket_route()) == ["bullpen.W007"]
 

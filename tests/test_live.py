@@ -201,7 +201,7 @@ async def test_bad_watch_messages_get_errors(socket: WebsocketCommunicator) -> N
     assert "JSON object" in error["error"]
     await socket.send_json_to({"watch": "everything"})
     error, _ = await wait_for(socket, lambda m: m["type"] == "error")
-    assert error["error"] == "unknown watch"
+    assert error["error"] == "watch must be one of: overview, queue, job"
 
 
 async def test_frames_that_are_not_json_get_errors_and_the_socket_stays(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.test import override_settings
 
 from dashboard import live
 from dashboard.consumers import LiveConsumer
@@ -63,22 +64,26 @@ async def test_a_follower_publishes_the_registry_it_is_given(redis_client: Any) 
         await cancel_and_wait(running)
 
 
-async def test_a_pages_watches_are_counted_in_its_process_until_it_closes() -> None:
-    socket = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
-    connected, _ = await socket.connect()
-    assert connected
-    try:
-        registry = live.interest()
-        await socket.send_json_to({"watch": "overview"})
-        await socket.send_json_to({"watch": "queue", "queue": "mail"})
-        await socket.send_json_to({"watch": "job", "queue": "mail", "id": "7"})
-        await until(lambda: registry.jobs)
-        assert registry.overview == 1 and registry.queues == {"mail": 1}
-        assert registry.jobs == {("mail", "7"): 1}
-        await socket.disconnect()
-        assert registry.empty
-    finally:
-        await live.stop()
+async def test_a_pages_watches_are_counted_in_its_process_until_it_closes(
+    bullpen_settings: dict[str, Any],
+) -> None:
+    # A page watches queues this site knows: here, one it is configured to show.
+    with override_settings(BULLPEN={**bullpen_settings, "QUEUES": ["mail"]}):
+        socket = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
+        connected, _ = await socket.connect()
+        assert connected
+        try:
+            registry = live.interest()
+            await socket.send_json_to({"watch": "overview"})
+            await socket.send_json_to({"watch": "queue", "queue": "mail"})
+            await socket.send_json_to({"watch": "job", "queue": "mail", "id": "7"})
+            await until(lambda: registry.jobs)
+            assert registry.overview == 1 and registry.queues == {"mail": 1}
+            assert registry.jobs == {("mail", "7"): 1}
+            await socket.disconnect()
+            assert registry.empty
+        finally:
+            await live.stop()
 
 
 async def test_a_new_supervisor_keeps_the_watches_of_the_pages_still_open() -> None:

@@ -1602,6 +1602,8 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     )
     env = dict(os.environ)
     env.update(REDIS_URL=redis_url, BULLMQ_PREFIX=args.prefix, HOST="127.0.0.1", PORT=str(bp_port))
+    # Every viewer is an anonymous page from this one address.
+    env.setdefault("BULLPEN_MAX_SOCKETS_PER_CLIENT", "100000")
     cmd = args.bullpen_cmd.format(port=bp_port, redis_url=redis_url, prefix=args.prefix)
     log(f"starting Bullpen: {cmd} (port {bp_port}); Bull Board on port {bb_port}")
     bp_proc = procs.start(

@@ -109,6 +109,8 @@ class Soak:
             "CHANNEL_LAYER_URL": self.layer_redis.url,
             "PORT": str(self.port),
             "BULLPEN_SILENCED_CHECKS": "bullpen.W010,bullpen.W012",
+            # Every viewer is an anonymous page from this one address.
+            "BULLPEN_MAX_SOCKETS_PER_CLIENT": "100000",
         }
         with (tmp / "bullpen.log").open("wb") as out:
             self.server = subprocess.Popen(

@@ -14,6 +14,10 @@
   var STALE_AFTER_MS = 7000;
   var lastBeat = 0;
   var stale = false;
+  // Closed by the server because its user may no longer read: the page stays as it is and
+  // says so (the server's words) until someone signs in and loads it again.
+  var SIGNED_OUT = 4403;
+  var signedOut = false;
 
   function statusEl() { return document.getElementById("live-status"); }
 
@@ -59,8 +63,12 @@
       try { message = JSON.parse(event.data); } catch (e) { return; }
       handle(message);
     };
-    socket.onclose = function () {
+    socket.onclose = function (event) {
       socket = null;
+      if (signedOut || event.code === SIGNED_OUT) {
+        if (!signedOut) showSignedOut(event.reason || "signed out");
+        return;
+      }
       retry += 1;
       var delay = Math.min(10000, 500 * Math.pow(2, Math.min(retry, 5))) * (0.75 + Math.random() / 2);
       setStatus("reconnecting", "reconnecting…");
@@ -76,8 +84,14 @@
     if (status) status.title = on ? why : "Live updates";
   }
 
+  function showSignedOut(text) {
+    signedOut = true;
+    setStatus("signed-out", text);
+    markStale(true, text);
+  }
+
   function checkBeat() {
-    if (!socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
+    if (signedOut || !socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
     var silent = Date.now() - lastBeat;
     if (silent > STALE_AFTER_MS && !stale) {
       stale = true;
@@ -87,6 +101,8 @@
   }
 
   function handle(message) {
+    if (message.type === "signed-out") { showSignedOut(message.text); return; }
+    if (signedOut) return;
     if (message.type === "status") {
       var wasDown = redisState === "down";
       var wasStale = stale;
