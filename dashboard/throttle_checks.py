@@ -16,7 +16,7 @@ from django.contrib.auth import load_backend
 from django.core.checks import CheckMessage, Warning, register
 from django.utils.module_loading import import_string
 
-from dashboard import auth_backend, basic_auth
+from dashboard import auth_backend, basic_auth, checks
 from dashboard.checks import TAG
 
 AXES_BACKEND = "axes.backends.AxesStandaloneBackend"
@@ -29,6 +29,8 @@ _SETUP = (
 
 @register(TAG)
 def check_throttling(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    if checks._config() is None:
+        return []  # unusable settings: check_settings says why
     if not basic_auth.configured():
         return []
     backends = list(settings.AUTHENTICATION_BACKENDS)

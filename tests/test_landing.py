@@ -309,7 +309,7 @@ async def test_session_users_sign_out_through_the_sites_logout(
 ) -> None:
     admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
     client = AsyncClient(enforce_csrf_checks=True)
-    await client.aforce_login(admin)
+    await client.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
     page = (await client.get("/queues/")).content.decode()
     form = element(page, "form", class_="sign-out", method="post")
     assert attribute(form, "action") == "/admin/logout/"
@@ -323,7 +323,7 @@ async def test_session_users_sign_out_through_the_sites_logout(
     after = (await client.get("/queues/q/shop/?state=failed")).content.decode()
     assert "hx-post" not in after and 'data-testid="sign-in"' in after
     with override_settings(LOGOUT_URL="/accounts/bye/"):
-        await client.aforce_login(admin)
+        await client.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
         page = (await client.get("/queues/")).content.decode()
     assert 'action="/accounts/bye/"' in page
 
@@ -331,7 +331,7 @@ async def test_session_users_sign_out_through_the_sites_logout(
 async def test_bullpens_own_sign_out_signs_a_session_out(scenario: dict[str, Any]) -> None:
     admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
     client = AsyncClient(enforce_csrf_checks=True)
-    await client.aforce_login(admin)
+    await client.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
     page = (await client.get("/queues/")).content.decode()
     token = attribute(element(page, "input", name="csrfmiddlewaretoken"), "value")
     assert token

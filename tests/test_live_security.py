@@ -168,7 +168,7 @@ async def test_a_sign_out_closes_the_sessions_sockets_at_once(
 ) -> None:
     admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
     client = AsyncClient()
-    await client.aforce_login(admin)
+    await client.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
     cookie = [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
     stack = AuthMiddlewareStack(URLRouter([websocket_route()]))
     # No re-check within the test: only the sign-out itself can close the socket.
@@ -192,7 +192,7 @@ async def test_a_deactivated_user_s_socket_closes_at_the_next_check(
 ) -> None:
     admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
     client = AsyncClient()
-    await client.aforce_login(admin)
+    await client.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
     cookie = [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
     stack = AuthMiddlewareStack(URLRouter([websocket_route()]))
     config = signed_in_reads(bullpen_settings, auth_recheck_interval=0.2)
