@@ -19,6 +19,8 @@
 //   add-raw-hostile --queue Q
 //   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
+//   limits          --queue Q
+//   job-status      --queue Q --id ID
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -514,6 +516,37 @@ async function retryLater(flags) {
   return { id: job.id, timestamp: stored.timestamp, delay: stored.delay, failedAt };
 }
 
+// ------------------------------------------------------------------- limits
+
+// The queue's global concurrency and rate limit as BullMQ reads them (null when not set), and
+// the time left in the rate-limit window now in force (0 or less: none).
+async function limits(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  return {
+    concurrency: await queue.getGlobalConcurrency(),
+    rateLimit: await queue.getGlobalRateLimit(),
+    rateLimitTtl: await queue.getRateLimitTtl(),
+  };
+}
+
+// --------------------------------------------------------------- job-status
+
+// One job as BullMQ sees it: state, delay and pending children; { exists: false } when gone.
+async function jobStatus(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const job = await queue.getJob(required(flags, 'id'));
+  if (!job) return { exists: false };
+  return {
+    exists: true,
+    state: await job.getState(),
+    delay: job.delay,
+    timestamp: job.timestamp,
+    dependencies: await job.getDependenciesCount(),
+  };
+}
+
 // --------------------------------------------------------------- bench-work
 
 // For bench/worker: one Worker with a no-op processor on jobs already in Q, at --concurrency
@@ -566,6 +599,8 @@ const COMMANDS = {
   'add-raw-hostile': addRawHostile,
   work,
   'retry-later': retryLater,
+  limits,
+  'job-status': jobStatus,
   'bench-work': benchWork,
 };
 
