@@ -17,7 +17,7 @@
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
-//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //   limits          --queue Q
 //   job-status      --queue Q --id ID
@@ -406,6 +406,9 @@ async function work(flags) {
   const stepMs = intFlag(flags, 'step-ms', 0);
   // --delay-ms: each job takes this long before it completes or fails.
   const delayMs = intFlag(flags, 'delay-ms', 0);
+  // --max-rate-limit-delay-ms: a rate-limited worker sleeps at most this long before it asks
+  // again (BullMQ's maximumRateLimitDelay, 30 s by default, which also delays its close).
+  const maxRateLimitDelay = intFlag(flags, 'max-rate-limit-delay-ms', 0);
 
   let finished = 0;
   let completed = 0;
@@ -449,7 +452,11 @@ async function work(flags) {
         }
         return { ok: true, id: job.id };
       },
-      { ...baseOptions(flags), concurrency },
+      {
+        ...baseOptions(flags),
+        concurrency,
+        ...(maxRateLimitDelay ? { maximumRateLimitDelay: maxRateLimitDelay } : {}),
+      },
     ),
   );
   // 'failed' fires on every failed attempt; a job with attempts left is
