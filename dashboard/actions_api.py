@@ -20,14 +20,17 @@ from dashboard.forms.actions import (
     AddJobForm,
     BulkForm,
     CleanForm,
+    ConcurrencyForm,
     ObliterateForm,
     PriorityForm,
+    RateLimitForm,
+    RescheduleForm,
     RetryAllForm,
     UpdateDataForm,
 )
 from dashboard.forms.answer import action_input, valid
 from dashboard.guards import mutation_view
-from queues.actions import job_actions, queue_actions
+from queues.actions import children, job_actions, limits, queue_actions, reschedule
 from queues.actions.result import ActionResult
 from queues.discovery import known
 from queues.errors import QueueNotFound
@@ -120,9 +123,9 @@ async def empty(request: HttpRequest, queue: str) -> ActionResult:
 @mutation_view("obliterate")
 async def obliterate(request: HttpRequest, queue: str) -> ActionResult:
     # The page asks the user to type the name (htmx sends it as HX-Prompt).
-    typed = valid(ObliterateForm(action_input(request))).cleaned_data["confirm"]
-    confirm = typed or request.headers.get("HX-Prompt") or ""
-    return await queue_actions.obliterate(await queue_ref(queue), confirm)
+    found = valid(ObliterateForm(action_input(request))).cleaned_data
+    confirm = found["confirm"] or request.headers.get("HX-Prompt") or ""
+    return await queue_actions.obliterate(await queue_ref(queue), confirm, force=found["force"])
 
 
 @mutation_view("add")
@@ -175,3 +178,36 @@ async def _every_writable_queue(
     result = await queue_actions.for_each_queue(action, act, writable)
     result.detail["skipped"] = [ref.slug for ref in refs if is_read_only(ref.slug)]
     return result
+
+
+# ---- delays, flows and a queue's limits -----------------------------------------------------
+
+
+@mutation_view("reschedule")
+async def reschedule_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    delay_ms = valid(RescheduleForm(action_input(request))).cleaned_data["delay_ms"]
+    return await reschedule.reschedule_job(await queue_ref(queue), job_id, delay_ms)
+
+
+@mutation_view("remove-unprocessed-children")
+async def remove_unprocessed_children(
+    request: HttpRequest, queue: str, job_id: str
+) -> ActionResult:
+    return await children.remove_unprocessed_children(await queue_ref(queue), job_id)
+
+
+@mutation_view("concurrency")
+async def set_concurrency(request: HttpRequest, queue: str) -> ActionResult:
+    concurrency = valid(ConcurrencyForm(action_input(request))).cleaned_data["concurrency"]
+    return await limits.set_concurrency(await queue_ref(queue), concurrency)
+
+
+@mutation_view("rate-limit")
+async def set_rate_limit(request: HttpRequest, queue: str) -> ActionResult:
+    found = valid(RateLimitForm(action_input(request))).cleaned_data
+    return await limits.set_rate_limit(await queue_ref(queue), found["max"], found["duration_ms"])
+
+
+@mutation_view("rate-limit-release")
+async def release_rate_limit(request: HttpRequest, queue: str) -> ActionResult:
+    return await limits.release_rate_limit(await queue_ref(queue))

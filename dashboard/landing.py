@@ -9,6 +9,9 @@ the ``HX-Refresh`` / ``HX-Redirect`` header.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.urls import reverse
@@ -39,6 +42,33 @@ _JOBS_DONE = {
     "promote-all": "promoted",
 }
 _QUEUE_DONE = {"pause": "paused", "resume": "resumed", "obliterate": "obliterated"}
+
+
+def _concurrency_done(queue: str, detail: dict[str, Any]) -> str:
+    concurrency = detail.get("concurrency")
+    if concurrency is None:
+        return f"Queue {queue}: global concurrency removed"
+    return f"Queue {queue}: global concurrency set to {concurrency}"
+
+
+def _rate_limit_done(queue: str, detail: dict[str, Any]) -> str:
+    limit = detail.get("rateLimit")
+    if not isinstance(limit, dict):
+        return f"Queue {queue}: rate limit removed"
+    return f"Queue {queue}: rate limit set to {limit.get('max')} per {limit.get('duration')} ms"
+
+
+def _release_done(queue: str, detail: dict[str, Any]) -> str:
+    if detail.get("released"):
+        return f"Queue {queue}: rate limit released"
+    return f"Queue {queue}: no rate limit was in force"
+
+
+_LIMITS_DONE: dict[str, Callable[[str, dict[str, Any]], str]] = {
+    "concurrency": _concurrency_done,
+    "rate-limit": _rate_limit_done,
+    "rate-limit-release": _release_done,
+}
 
 
 def _name(value: object) -> str:
@@ -72,6 +102,13 @@ def confirmation(result: ActionResult) -> str:
         return f"{_jobs(result.count)} cleaned from {_name(detail.get('state', ''))}"
     if action == "empty":
         return f"Queue {queue} emptied: {_jobs(result.count)} removed"
+    if action in _LIMITS_DONE:
+        return _LIMITS_DONE[action](queue, detail)
+    if action == "reschedule" and job:
+        return f"Job {job} rescheduled"
+    if action == "remove-unprocessed-children" and job:
+        children = "child" if result.count == 1 else "children"
+        return f"Job {job}: {result.count} unprocessed {children} removed"
     if action == "remove-scheduler":
         return f"Job scheduler {_name(detail.get('scheduler', ''))} removed"
     if action in ("pause-all", "resume-all"):

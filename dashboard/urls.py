@@ -89,6 +89,19 @@ urlpatterns = [
     path(f"{JOB}data/", act.update_data, name="update-data"),
     path(f"{JOB}duplicate/", act.duplicate_job, name="duplicate-job"),
     path(f"{JOB}priority/", act.change_priority, name="change-priority"),
+    path(f"{JOB}reschedule/", act.reschedule_job, name="reschedule-job"),
+    path(
+        f"{JOB}remove-unprocessed-children/",
+        act.remove_unprocessed_children,
+        name="remove-unprocessed-children",
+    ),
+    path("api/queues/<bullpen_name:queue>/concurrency/", act.set_concurrency, name="concurrency"),
+    path("api/queues/<bullpen_name:queue>/rate-limit/", act.set_rate_limit, name="rate-limit"),
+    path(
+        "api/queues/<bullpen_name:queue>/rate-limit/release/",
+        act.release_rate_limit,
+        name="release-rate-limit",
+    ),
     # Last: any other path under the mount gets the dashboard's 404 (JSON under api/).
     path("<path:rest>", not_found, name="not-found"),
 ]

@@ -269,6 +269,12 @@ MUTATIONS = [
     "queues/shop/add/",
     "queues/shop/bulk/",
     "queues/shop/schedulers/s1/remove/",
+    "queues/shop/jobs/14/reschedule/",
+    "queues/shop/jobs/3/remove-unprocessed-children/",
+    "queues/shop/concurrency/",
+    "queues/shop/rate-limit/",
+    "queues/shop/rate-limit/release/",
+    "queues/shop/obliterate/?force=1",
     "pause-all/",
     "resume-all/",
 ]
@@ -308,7 +314,7 @@ async def test_every_mutation_is_guarded(
             url.replace("/jobs/3/", "/jobs/404/")
             .replace("/jobs/14/", "/jobs/404/")
             .replace("/jobs/6/", "/jobs/404/"),
-            {"data": "{}", "priority": "1"},
+            {"data": "{}", "priority": "1", "delay_ms": "1000"},
             headers=AUTH,
         )
         assert missing.status_code == 404

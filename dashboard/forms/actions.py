@@ -7,9 +7,11 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from dashboard.duration_input import MAX_MS, DurationError, parse_duration_ms
 from dashboard.forms.fields import (
     ABSENT,
     ChoiceTextField,
+    FlagField,
     HumanDurationField,
     JobIdsField,
     JsonField,
@@ -66,6 +68,8 @@ class CleanForm(forms.Form):
 class ObliterateForm(forms.Form):
     # The page asks the user to type the name (htmx sends it as HX-Prompt instead).
     confirm = TextField()
+    # Also destroy the jobs workers hold (active): their workers then cannot finish them.
+    force = FlagField()
 
 
 class AddJobForm(forms.Form):
@@ -98,3 +102,77 @@ class BulkForm(forms.Form):
 
 class GroupActionForm(forms.Form):
     signature = TextField(longest=SIGNATURE_LENGTH, required=True)
+
+
+MAX_CONCURRENCY = 1_000_000  # jobs at once across all workers: beyond this it is a typing slip
+MAX_RATE_JOBS = 1_000_000_000  # jobs per rate-limit window
+
+
+class RescheduleForm(forms.Form):
+    """A delayed job's new delay, counted from now: ``delay`` as a person types it ("30 min"),
+    or ``delay_ms`` as API clients send it."""
+
+    delay = TextField(longest=100)
+    delay_ms = milliseconds_field()
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        typed, given = found.get("delay"), found.get("delay_ms")
+        if typed and given is not None:
+            raise ValidationError("Give delay or delay_ms, not both")
+        if typed:
+            try:
+                found["delay_ms"] = parse_duration_ms(typed)
+            except DurationError as error:
+                raise ValidationError(
+                    "delay: %(problem)s", params={"problem": str(error)}
+                ) from None
+        elif given is None and "delay_ms" not in self.errors:
+            raise ValidationError(
+                f"delay_ms is required: the new delay from now, 0 to {MAX_MS} ms "
+                "(or delay, as 30 min)"
+            )
+        return found
+
+
+def _given(form: forms.Form, *names: str) -> bool:
+    """Whether the client sent any of ``names``, even empty (empty asks for a removal)."""
+    return any(name in form.data for name in names)
+
+
+class ConcurrencyForm(forms.Form):
+    """The queue's global concurrency; given empty (or JSON null), it is removed."""
+
+    concurrency = WholeNumberField(low=1, high=MAX_CONCURRENCY)
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        if not _given(self, "concurrency"):
+            raise ValidationError(
+                "concurrency is required: the most jobs all workers run at once "
+                f"(1 to {MAX_CONCURRENCY}), or empty to remove the limit"
+            )
+        return found
+
+
+class RateLimitForm(forms.Form):
+    """The queue's global rate limit: at most ``max`` jobs per ``duration_ms``; both given
+    empty (or JSON null), it is removed."""
+
+    max = WholeNumberField(low=1, high=MAX_RATE_JOBS)
+    duration_ms = WholeNumberField(low=1, high=MAX_MS)
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        if not _given(self, "max", "duration_ms"):
+            raise ValidationError(
+                "max and duration_ms are required: at most max jobs per duration_ms "
+                "milliseconds, or both empty to remove the limit"
+            )
+        if self.errors:
+            return found
+        if (found.get("max") is None) != (found.get("duration_ms") is None):
+            raise ValidationError(
+                "Give max and duration_ms together (both empty removes the rate limit)"
+            )
+        return found

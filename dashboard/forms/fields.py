@@ -197,3 +197,25 @@ class JobIdsField(SharedField):
         if len(ids) > self.most:
             raise ValidationError(f"at most {self.most} jobs at once", code="max_items")
         return ids
+
+
+class FlagField(SharedField):
+    """Yes or no: ``1``, ``true``, ``yes``, ``on`` (a ticked checkbox), or JSON ``true`` or
+    ``1``; ``0``, ``false``, ``no``, ``off``, or JSON ``false`` or ``0``. Missing or empty: no."""
+
+    _YES = ("1", "true", "yes", "on")
+    _NO = ("0", "false", "no", "off")
+
+    def to_python(self, value: Any) -> bool:
+        if value in _MISSING:
+            return False
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return value == 1
+        word = value.strip().lower() if isinstance(value, str) else None
+        if word in self._YES:
+            return True
+        if word in self._NO:
+            return False
+        raise ValidationError("%(name)s must be 1 or 0", code="invalid")

@@ -53,9 +53,10 @@ async def empty(ref: QueueRef) -> ActionResult:
     return ActionResult("empty", ref.slug, count=before)
 
 
-async def obliterate(ref: QueueRef, confirm: str) -> ActionResult:
+async def obliterate(ref: QueueRef, confirm: str, *, force: bool = False) -> ActionResult:
     """Destroy the queue and everything in it. It must be paused first, and the caller must
-    type its name: an irreversible action takes two deliberate steps."""
+    type its name: an irreversible action takes two deliberate steps. Jobs a worker holds
+    (active) stop it unless ``force``: their workers then find them gone and cannot finish."""
     if confirm != ref.name:
         raise BadParameter("Type the queue's name to confirm obliterating it")
     reader = get_client()
@@ -63,9 +64,11 @@ async def obliterate(ref: QueueRef, confirm: str) -> ActionResult:
         paused = await reader.hget(ref.key("meta"), "paused")
         if paused in (None, "", "0"):
             raise Conflict("Pause the queue before obliterating it")
-        await queue_for_actions(ref).obliterate(force=False)
+        if not force and int(await reader.llen(ref.key("active"))):
+            raise Conflict("The queue has active jobs: obliterate with force to destroy them too")
+        await queue_for_actions(ref).obliterate(force=force)
     forget(ref)
-    return ActionResult("obliterate", ref.slug)
+    return ActionResult("obliterate", ref.slug, detail={"force": force})
 
 
 async def add_job(ref: QueueRef, name: str, data: Any, opts: dict[str, Any]) -> ActionResult:

@@ -17,8 +17,10 @@
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
-//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
+//   limits          --queue Q
+//   job-status      --queue Q --id ID
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -404,6 +406,9 @@ async function work(flags) {
   const stepMs = intFlag(flags, 'step-ms', 0);
   // --delay-ms: each job takes this long before it completes or fails.
   const delayMs = intFlag(flags, 'delay-ms', 0);
+  // --max-rate-limit-delay-ms: a rate-limited worker sleeps at most this long before it asks
+  // again (BullMQ's maximumRateLimitDelay, 30 s by default, which also delays its close).
+  const maxRateLimitDelay = intFlag(flags, 'max-rate-limit-delay-ms', 0);
 
   let finished = 0;
   let completed = 0;
@@ -447,7 +452,11 @@ async function work(flags) {
         }
         return { ok: true, id: job.id };
       },
-      { ...baseOptions(flags), concurrency },
+      {
+        ...baseOptions(flags),
+        concurrency,
+        ...(maxRateLimitDelay ? { maximumRateLimitDelay: maxRateLimitDelay } : {}),
+      },
     ),
   );
   // 'failed' fires on every failed attempt; a job with attempts left is
@@ -514,6 +523,37 @@ async function retryLater(flags) {
   return { id: job.id, timestamp: stored.timestamp, delay: stored.delay, failedAt };
 }
 
+// ------------------------------------------------------------------- limits
+
+// The queue's global concurrency and rate limit as BullMQ reads them (null when not set), and
+// the time left in the rate-limit window now in force (0 or less: none).
+async function limits(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  return {
+    concurrency: await queue.getGlobalConcurrency(),
+    rateLimit: await queue.getGlobalRateLimit(),
+    rateLimitTtl: await queue.getRateLimitTtl(),
+  };
+}
+
+// --------------------------------------------------------------- job-status
+
+// One job as BullMQ sees it: state, delay and pending children; { exists: false } when gone.
+async function jobStatus(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const job = await queue.getJob(required(flags, 'id'));
+  if (!job) return { exists: false };
+  return {
+    exists: true,
+    state: await job.getState(),
+    delay: job.delay,
+    timestamp: job.timestamp,
+    dependencies: await job.getDependenciesCount(),
+  };
+}
+
 // --------------------------------------------------------------- bench-work
 
 // For bench/worker: one Worker with a no-op processor on jobs already in Q, at --concurrency
@@ -566,6 +606,8 @@ const COMMANDS = {
   'add-raw-hostile': addRawHostile,
   work,
   'retry-later': retryLater,
+  limits,
+  'job-status': jobStatus,
   'bench-work': benchWork,
 };
 

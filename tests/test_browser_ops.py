@@ -1,0 +1,51 @@
+"""In Chromium: reschedule a delayed job from its page, then cap its queue's concurrency from
+the queue page; each confirmed on the page it lands on, and done in Redis."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from playwright.async_api import expect
+
+from tests.conftest import LiveServer, Peer
+from tests.test_browser_landing import SHOTS, answer_dialogs, chromium, operator_page
+
+pytestmark = pytest.mark.browser
+
+HOUR = 3_600_000
+
+
+async def test_reschedule_a_job_then_cap_its_queue(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, redis_client: Any
+) -> None:
+    job_id = peer("add", "--queue", "later", "--name", "remind", "--opts", f'{{"delay": {HOUR}}}')[
+        "id"
+    ]
+    async with chromium(chromium_path) as browser:
+        page = await operator_page(browser, bullpen_server, f"/queues/q/later/jobs/{job_id}/")
+        answer_dialogs(page)
+        form = page.get_by_test_id("reschedule")
+        await form.get_by_label("Run in").fill("3 h")
+        asked = time.time() * 1000
+        await form.get_by_role("button", name="Reschedule").click()
+        await expect(page.locator("#toast")).to_have_text(f"Job {job_id} rescheduled")
+        await expect(page.get_by_test_id("job-state")).to_have_text("delayed")
+        await page.screenshot(path=SHOTS / "ops-rescheduled.png", full_page=True)
+        due = float(redis_client.zscore("bull:later:delayed", job_id)) / 0x1000
+        assert asked + 3 * HOUR <= due <= time.time() * 1000 + 3 * HOUR
+
+        await page.goto(f"{bullpen_server.url}/queues/q/later/")
+        await page.get_by_test_id("limits").locator("summary").click()
+        limit = page.get_by_test_id("concurrency")
+        await limit.locator('input[name="concurrency"]').fill("2")
+        await limit.get_by_role("button", name="Set concurrency").click()
+        await expect(page.locator("#toast")).to_have_text(
+            "Queue later: global concurrency set to 2"
+        )
+        await expect(page.get_by_test_id("concurrency-badge")).to_have_text("≤ 2 at once")
+        await page.get_by_test_id("limits").locator("summary").click()
+        await expect(page.locator('input[name="concurrency"]')).to_have_value("2")
+        await page.screenshot(path=SHOTS / "ops-concurrency.png", full_page=True)
+    assert redis_client.hget("bull:later:meta", "concurrency") == "2"
