@@ -58,7 +58,8 @@ def test_a_scrape_as_prometheus_families() -> None:
     assert finished[("mail", "completed")] == 5 and finished[(f"eu:{ODD}", "failed")] == 0
     firing = values("bullpen_alert", "queue", "rule")
     assert firing[("mail", "waiting")] == 1 and firing[("mail", "delayed")] == 0
-    assert len(firing) == 2 * 4  # every rule of every queue, firing or not
+    # Every rule of every queue, firing or not: four thresholds and new failure signatures.
+    assert len(firing) == 2 * 5
     assert values("bullpen_workers", "queue", "library") == {
         ("mail", "node"): 2,
         ("mail", "python"): 1,

@@ -244,7 +244,7 @@ NEW_ROUTES = [
 async def test_session_users_need_the_csrf_token(path: str, redis_client: Any) -> None:
     admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
     session = AsyncClient(enforce_csrf_checks=True)
-    await session.aforce_login(admin)
+    await session.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
     before = redis_client.dbsize()
     refused = await session.post(f"/queues/api/{path}", headers={"Origin": "http://testserver"})
     assert refused.status_code == 403 and "CSRF" in refused.json()["error"]
@@ -264,7 +264,7 @@ async def test_a_session_user_sets_concurrency_with_the_pages_token(
     await node(peer, "add", "--queue", "capped", "--name", "n")
     admin = await User.objects.acreate_superuser("admin", "admin@example.com", "pw")
     session = AsyncClient(enforce_csrf_checks=True)
-    await session.aforce_login(admin)
+    await session.aforce_login(admin, backend="django.contrib.auth.backends.ModelBackend")
     page = (await session.get("/queues/q/capped/")).content.decode()
     token = re.search(r'"X-CSRFToken": "([^"]+)"', page)
     assert token, "the page gives htmx the CSRF token"
