@@ -3,7 +3,11 @@ the queue page; each confirmed on the page it lands on, and done in Redis."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import time
+import urllib.parse
+import urllib.request
 from typing import Any
 
 import pytest
@@ -17,6 +21,16 @@ pytestmark = pytest.mark.browser
 HOUR = 3_600_000
 
 
+def reschedule_by_api(server: LiveServer, job_id: str, delay_ms: int) -> None:
+    request = urllib.request.Request(  # noqa: S310 (a local test server)
+        f"{server.url}/queues/api/queues/later/jobs/{job_id}/reschedule/",
+        data=urllib.parse.urlencode({"delay_ms": delay_ms}).encode(),
+        headers={"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 (a local test server)
+        assert answer.status == 200
+
+
 async def test_reschedule_a_job_then_cap_its_queue(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, redis_client: Any
 ) -> None:
@@ -28,6 +42,14 @@ async def test_reschedule_a_job_then_cap_its_queue(
         answer_dialogs(page)
         form = page.get_by_test_id("reschedule")
         await form.get_by_label("Run in").fill("3 h")
+        # Someone else reschedules the job meanwhile: the live update swaps the actions around
+        # the form being filled in, and what was typed stays (a fresh copy would put "1 h"
+        # back, and the job would run two hours early).
+        await expect(page.locator("#live-status")).to_have_text("live")
+        await page.evaluate("document.getElementById('job-actions').dataset.before = 'yes'")
+        await asyncio.to_thread(reschedule_by_api, bullpen_server, job_id, 2 * HOUR)
+        await page.wait_for_function("!document.getElementById('job-actions').dataset.before")
+        await expect(form.get_by_label("Run in")).to_have_value("3 h")
         asked = time.time() * 1000
         await form.get_by_role("button", name="Reschedule").click()
         await expect(page.locator("#toast")).to_have_text(f"Job {job_id} rescheduled")

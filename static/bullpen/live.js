@@ -148,10 +148,32 @@
       var openDetails = old.querySelector && old.querySelector("details.edit-data[open]");
       var keep = openDetails && el.querySelector("details.edit-data");
       if (keep) keep.replaceWith(openDetails);
+      keepTypedForms(old, el);
       old.replaceWith(el);
       adopt(el);
     });
     times();
+  }
+
+  // A form someone has typed in (a reschedule delay, a priority) keeps what they typed when
+  // the part around it is swapped: a fresh copy would quietly put its default value back.
+  function keepTypedForms(old, fresh) {
+    if (!old.querySelectorAll) return;
+    Array.prototype.forEach.call(old.querySelectorAll("form[hx-post]"), function (form) {
+      var typed = form.contains(document.activeElement) ||
+        Array.prototype.some.call(form.elements, function (input) {
+          if (input.type === "checkbox" || input.type === "radio") {
+            return input.checked !== input.defaultChecked;
+          }
+          return "defaultValue" in input && input.value !== input.defaultValue;
+        });
+      if (!typed) return;
+      var action = form.getAttribute("hx-post");
+      var twin = Array.prototype.find.call(fresh.querySelectorAll("form[hx-post]"), function (f) {
+        return f.getAttribute("hx-post") === action;
+      });
+      if (twin) twin.replaceWith(form);
+    });
   }
 
   function times() { window.dispatchEvent(new Event("bullpen:times")); }
