@@ -23,6 +23,20 @@ def link(notice: Notice, base: str) -> str:
     return base.rstrip("/") + reverse("bullpen:queue", args=[notice.queue])
 
 
+# A rule's short name on a badge; its full text (describe) is the badge's title.
+_LABELS = {
+    "waiting": "waiting",
+    "failed_last_hour": "failed in the last hour",
+    "delayed": "delayed",
+    "active_at_limit_seconds": "seconds at the concurrency limit",
+    "new_failure_signatures": "new failure signatures",
+}
+
+
+def label(rule: str) -> str:
+    return _LABELS.get(rule, rule.replace("_", " "))
+
+
 def describe(alert: Alert) -> str:
     """What the rule measured, in words ("12,345 jobs waiting, more than 10,000")."""
     value, limit = f"{alert.value:,}", f"{alert.threshold:,}"

@@ -17,7 +17,9 @@ from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
+from dashboard import alert_messages
 from dashboard.converters import NameConverter
+from queues.alerts import Alert
 
 if TYPE_CHECKING:
     from dashboard.notices import Notice
@@ -359,3 +361,18 @@ def visible(value: Any) -> SafeString:
 def visible_text(value: Any) -> str:
     """``visible`` for plain text (a title, a confirmation): the codes without markup."""
     return _INVISIBLE.sub(lambda found: _code(found.group()), str(value))
+
+
+@register.filter
+def alert_label(rule: str) -> str:
+    """A rule's short name on an alert badge ("new failure signatures")."""
+    return alert_messages.label(rule)
+
+
+@register.filter
+def alert_text(alert: Alert | dict[str, Any]) -> str:
+    """What an alert measured, in words, as its notices say it (pages hold alerts as their
+    JSON form)."""
+    if isinstance(alert, dict):
+        alert = Alert(str(alert["rule"]), int(alert["value"]), int(alert["threshold"]))
+    return alert_messages.describe(alert)
