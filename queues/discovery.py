@@ -60,49 +60,63 @@ def escape_glob(text: str) -> str:
     return _GLOB_SPECIAL.sub(r"\\\1", text)
 
 
-def queue_name_of_key(prefix: str, key: str) -> str | None:
-    """The queue name of a ``<prefix>:<name>:meta`` or ``...:id`` key, or None for any other key
-    the pattern let through (job ids starting with ``id``/``me``, names holding ``:``)."""
+def split_key(prefix: str, key: str) -> tuple[str, str] | None:
+    """``(name, suffix)`` of a ``<prefix>:<name>:<suffix>`` key whose name holds no ``:``."""
     head = prefix + ":"
     if not key.startswith(head):
         return None
-    rest = key[len(head) :]
-    name, sep, suffix = rest.rpartition(":")
-    if not sep or suffix not in ("meta", "id") or not name or ":" in name:
+    name, sep, suffix = key[len(head) :].rpartition(":")
+    if not sep or not name or ":" in name:
         return None
-    return name
+    return name, suffix
 
 
-async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> set[str]:
-    # One pass instead of two: ``[im][de]*`` admits both ``:meta`` and ``:id``; the few other
-    # keys it admits are dropped by queue_name_of_key.
-    pattern = f"{escape_glob(prefix)}:*:[im][de]*"
+def queue_name_of_key(prefix: str, key: str) -> str | None:
+    """The queue name of a ``<prefix>:<name>:meta`` or ``...:id`` key, or None for any other key
+    the pattern let through (job ids starting with ``id``/``me``, names holding ``:``)."""
+    parts = split_key(prefix, key)
+    return parts[0] if parts and parts[1] in ("meta", "id") else None
+
+
+async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> tuple[set[str], set[str]]:
+    """The queues under ``prefix``, and those of them that still hold a BullMQ 5 ``paused``
+    list (found by the same walk: no EXISTS per queue, which thousands of queues would cost)."""
+    # One pass: ``[imp][dea]*`` admits ``:meta``, ``:id`` and ``:paused``; the few other keys
+    # it admits (``:marker``, job ids starting so) are dropped by split_key's callers.
+    pattern = f"{escape_glob(prefix)}:*:[imp][dea]*"
     names: set[str] = set()
+    paused_lists: set[str] = set()
     async for key in redis.scan_iter(match=pattern, count=count):
-        name = queue_name_of_key(prefix, key)
-        if name is not None:
+        parts = split_key(prefix, key)
+        if parts is None:
+            continue
+        name, suffix = parts
+        if suffix in ("meta", "id"):
             names.add(name)
-    return names
+        elif suffix == "paused":
+            paused_lists.add(name)
+    return names, paused_lists & names
 
 
 async def _discover() -> Discovered:
     config = get_config()
     redis = get_client()
     refs: set[QueueRef] = set()
+    legacy: set[QueueRef] = set()
     for prefix in config["PREFIXES"]:
-        for name in await scan_queues(redis, prefix, int(config["SCAN_COUNT"])):
-            refs.add(QueueRef(prefix, name))
-    for configured in config["QUEUES"]:
-        refs.add(QueueRef.from_slug(configured))
-    ordered = tuple(sorted(refs))
-    async with redis.pipeline(transaction=False) as pipe:
-        for ref in ordered:
-            pipe.exists(ref.key("paused"))
-        legacy = await pipe.execute() if ordered else []
-    return Discovered(
-        queues=ordered,
-        legacy_paused=frozenset(ref for ref, has in zip(ordered, legacy, strict=False) if has),
-    )
+        names, paused_lists = await scan_queues(redis, prefix, int(config["SCAN_COUNT"]))
+        refs.update(QueueRef(prefix, name) for name in names)
+        legacy.update(QueueRef(prefix, name) for name in paused_lists)
+    configured = {QueueRef.from_slug(slug) for slug in config["QUEUES"]} - refs
+    ordered = tuple(sorted(refs | configured))
+    if configured:
+        # Configured queues the scan did not find may still have a paused list of their own.
+        async with redis.pipeline(transaction=False) as pipe:
+            for ref in sorted(configured):
+                pipe.exists(ref.key("paused"))
+            found = await pipe.execute()
+        legacy.update(ref for ref, has in zip(sorted(configured), found, strict=True) if has)
+    return Discovered(queues=ordered, legacy_paused=frozenset(legacy))
 
 
 async def _refresh() -> Discovered:
