@@ -131,7 +131,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
         follower = live.ensure_started()
         follower.wake.set()
-        snapshot = follower.snapshot() or await _read_counts()
+        only = None if watch == "overview" else slug
+        snapshot = _only(follower.snapshot(), only) or await _read_counts(only)
         if snapshot is not None:
             await self.send_json(snapshot)
         if watch == "queue":
@@ -322,11 +323,23 @@ def _under_session_wrappers(send: Any) -> Any:
     return send
 
 
-async def _read_counts() -> live_protocol.CountsMessage | None:
+def _only(
+    snapshot: live_protocol.LiveMessage | None, slug: str | None
+) -> live_protocol.LiveMessage | None:
+    """The snapshot, or for a queue or job page only its queue's counts (the overview alone
+    needs every queue's: thousands of entries are not sent to a page that shows one)."""
+    if snapshot is None or slug is None or snapshot.get("type") != "counts":
+        return snapshot
+    entries = [entry for entry in snapshot["queues"] if entry["slug"] == slug]  # type: ignore[typeddict-item]
+    return live_protocol.counts_message(entries) if entries else None
+
+
+async def _read_counts(slug: str | None = None) -> live_protocol.CountsMessage | None:
     """Counts for a page whose process has none yet (it started a moment ago, or another
-    process reads the event streams): one round trip, as a page load costs."""
+    process reads the event streams): one round trip, as a page load costs; only ``slug``'s
+    when it is given."""
     try:
-        found = await counts.summaries()
+        found = await counts.summaries(None if slug is None else [QueueRef.from_slug(slug)])
     except Exception:  # Redis away: the status message says so, counts come when it is back
         return None
     return live_protocol.counts_message([counts_entry(s.ref, s.counts, s.paused) for s in found])

@@ -42,6 +42,7 @@ QUEUE_OPTION_KEYS = ("display_name", "description", "read_only", "alerts")
 # The websocket's bounds in LIVE: whole numbers above 0, and a number of seconds above 0.
 _LIVE_COUNTS = ("max_watches", "max_sockets_per_client")
 _LIVE_SECONDS = ("auth_recheck_interval",)
+_LIVE_RATES = ("quiet_reads_per_second",)
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,9 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
     path = config["WEBSOCKET_PATH"]
     if not isinstance(path, str) or not path.startswith("/") or not path.endswith("/"):
         bad("WEBSOCKET_PATH", "must be a path starting and ending with '/'")
+    delimiter = config["GROUP_DELIMITER"]
+    if not isinstance(delimiter, str) or not 1 <= len(delimiter) <= 5:
+        bad("GROUP_DELIMITER", "must be text of 1 to 5 characters")
     sizes = [config[key] for key in _PAGE_SIZES]
     if not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes):
         found.append(
@@ -204,6 +208,14 @@ def _live_bounds(live: Any) -> list[Problem]:
                 Problem(
                     "E014",
                     f"BULLPEN['LIVE'][{key!r}] must be a whole number above 0; it is {value!r}.",
+                )
+            )
+    for key in _LIVE_RATES:
+        value = live.get(key, 1)
+        if not _number(value) or value <= 0:
+            found.append(
+                Problem(
+                    "E014", f"BULLPEN['LIVE'][{key!r}] must be a number above 0; it is {value!r}."
                 )
             )
     for key in _LIVE_SECONDS:

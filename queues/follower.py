@@ -13,8 +13,9 @@ saw), and turns events into a few kinds of message for the pages:
 * the Redis connection state.
 
 What one pass produces goes out as one message per topic (``{"type": "batch"}`` when there are
-several). A slow full refresh (``full_refresh`` seconds) re-reads the counts of queues not read
-lately, which catches trimmed streams, new queues, and queues written without events. Only the
+several). A slow full refresh (``full_refresh`` seconds) finds new queues and re-reads watched
+ones; queues without events are re-read from a fixed budget per second (live/counts.py), which
+catches trimmed streams and queues written without events at a cost flat in their number. Only the
 process holding the lease reads Redis; how many pages watch changes what is sent, not what is
 read. Each of those jobs is a module of ``queues/live/``; the ``Follower`` below runs them.
 """
@@ -68,6 +69,10 @@ class LiveSettings:
     # state changes go out without their hash (the page moves or drops those rows).
     row_reads_per_second: float = 6.0
     full_refresh: float = 30.0
+    # At most this many queues a second are re-read although no event moved them (those not
+    # read for full_refresh seconds, the longest unread first): 5 is ~2,400 commands a minute
+    # at most, whatever the number of queues.
+    quiet_reads_per_second: float = 5.0
     # New queues are looked for this often (through discovery's cache, DISCOVERY_INTERVAL).
     discover_interval: float = 5.0
     logs_interval: float = 1.0
@@ -121,7 +126,14 @@ class Follower:
         )
         self.watching = Watching()
         self.streams = StreamReader(s.block_ms, s.read_pause)
-        self.counts = LiveCounts(self.outbox, self.watching, s.counts_interval, s.resync_interval)
+        self.counts = LiveCounts(
+            self.outbox,
+            self.watching,
+            s.counts_interval,
+            s.resync_interval,
+            s.quiet_reads_per_second,
+            quiet_after=s.full_refresh,
+        )
         self.rows = RowChanges(self.outbox, self.watching, s.row_reads_per_second)
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
@@ -233,6 +245,7 @@ class Follower:
         self.progress.flush()
         await self.rows.flush()
         await self.counts.flush()
+        await self.counts.verify_quiet()
         if chores.flush_samples.due():
             await self._flush_samples(redis)
         if watching.jobs and chores.tail_logs.due():

@@ -1,9 +1,17 @@
 """Live counts: moved by each event without a Redis read (count_estimate.py), re-read exactly
 soon after an event the estimate cannot follow, and every ``resync_interval`` while the queue
-changes; only what changed goes out."""
+changes; only what changed goes out.
+
+Queues without events are re-read too (a hand edit, a trimmed stream, a writer that sends no
+events), each once ``quiet_after`` seconds have passed since its last read, but no more than
+``quiet_reads_per_second`` of them, the longest unread first: 20 queues are each re-read every
+30 s, while the cost of 10,000 stays that of the budget (each is then re-read every
+``queues / quiet_reads_per_second`` seconds). Watched queues are re-read at every full refresh
+on top of it."""
 
 from __future__ import annotations
 
+import heapq
 import time
 
 from queues import live_protocol
@@ -12,6 +20,7 @@ from queues.counts import read_summaries
 from queues.events import QueueEvent
 from queues.keys import QueueRef
 from queues.live.outbox import Outbox
+from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
 from queues.live_protocol import CountsEntry, LiveMessage
 
@@ -23,7 +32,13 @@ def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> CountsE
 
 class LiveCounts:
     def __init__(
-        self, outbox: Outbox, watching: Watching, counts_interval: float, resync_interval: float
+        self,
+        outbox: Outbox,
+        watching: Watching,
+        counts_interval: float,
+        resync_interval: float,
+        quiet_reads_per_second: float = 5.0,
+        quiet_after: float = 30.0,
     ) -> None:
         self.outbox = outbox
         self.watching = watching
@@ -41,6 +56,10 @@ class LiveCounts:
         self.events_taken: dict[QueueRef, int] = {}
         self.read_at: dict[QueueRef, float] = {}
         self.last_sent: dict[QueueRef, CountsEntry] = {}
+        self.queues: list[QueueRef] = []  # every queue, as the last full refresh found them
+        self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
+        # Read in batches of up to a second's worth: one pipelined round trip each.
+        self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
 
     def snapshot(self) -> LiveMessage | None:
         """Last known counts of every queue (no Redis read), for a page that just connected."""
@@ -71,22 +90,36 @@ class LiveCounts:
         self.estimates.clear()
 
     async def refresh_all(self, queues: list[QueueRef]) -> None:
-        """Every queue there is: re-read those not read lately, and send all their counts."""
+        """Every queue there is: read those whose counts are not known yet and the watched ones
+        not read lately, and send all their counts (the others' are kept exact by the events,
+        checked by :meth:`verify_quiet`)."""
         for ref in set(self.last_sent) - set(queues):
             self.last_sent.pop(ref, None)
             self.estimates.forget(ref)
-        # Queues read exactly within the resync interval are fresh enough already.
+        self.queues = list(queues)
         now = time.monotonic()
+        watched = self.watching.queues | {slug for slug, _ in self.watching.jobs}
         stale = [
             ref
             for ref in queues
-            if now - self.read_at.get(ref, 0) >= self.resync_interval
-            or not self.estimates.known(ref)
+            if not self.estimates.known(ref)
+            or (ref.slug in watched and now - self.read_at.get(ref, 0) >= self.resync_interval)
         ]
         await self.read_exact(stale)
         # Everything, changed or not: pages served by processes that do not read Redis have
         # no snapshot of their own.
         self._send(queues, 0, everything=True)
+
+    async def verify_quiet(self) -> None:
+        """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
+        as many as the quiet budget allows now."""
+        since = time.monotonic() - self.quiet_after
+        due = [ref for ref in self.queues if self.read_at.get(ref, 0) <= since]
+        granted = self.quiet_reads.take(len(due)) if due else 0
+        if not granted:
+            return
+        oldest = heapq.nsmallest(granted, due, key=lambda ref: self.read_at.get(ref, 0))
+        await self.read_exact(oldest)
 
     async def flush(self) -> None:
         """Re-read the queues that are due, and send the counts the events moved."""

@@ -6,8 +6,6 @@ other changes go out state-only, and the page moves or drops those rows.
 
 from __future__ import annotations
 
-import time
-
 from queues import live_protocol
 from queues.conf import get_config
 from queues.detail import job_live_view
@@ -15,31 +13,9 @@ from queues.events import QueueEvent
 from queues.keys import QueueRef
 from queues.listing import fetch_jobs
 from queues.live.outbox import Outbox
+from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
 from queues.live_protocol import Removal, RowChange
-
-
-class TokenBucket:
-    """Reads allowed per second, saved up for at most one second."""
-
-    def __init__(self, per_second: float, batch: int) -> None:
-        self.per_second = per_second
-        # Reads are granted in batches of at least this many (each read is a script call).
-        self.batch = batch
-        self.tokens = 0.0
-        self.filled_at = time.monotonic()
-
-    def take(self, wanted: int) -> int:
-        """How many of ``wanted`` reads may be done now (0 until a batch is saved up)."""
-        now = time.monotonic()
-        rate = self.per_second
-        self.tokens = min(rate, self.tokens + (now - self.filled_at) * rate)
-        self.filled_at = now
-        if self.tokens < min(wanted, self.batch):
-            return 0
-        granted = min(wanted, int(self.tokens))
-        self.tokens -= granted
-        return granted
 
 
 class RowChanges:
