@@ -139,5 +139,7 @@ async def read_signatures(
 async def read_alerts(found: Sequence[QueueSummary]) -> dict[QueueRef, list[Alert]]:
     """:func:`alerts_by_queue` after reading the last hour's finished jobs (one round trip)
     and, for queues that failed some, their new failure signatures."""
-    recent = await finished_since([summary.ref for summary in found], LAST_HOUR_S)
+    # A queue that keeps no finished job finished none in the last hour: no read for it.
+    finishing = [s.ref for s in found if s.counts["completed"] or s.counts["failed"]]
+    recent = await finished_since(finishing, LAST_HOUR_S)
     return alerts_by_queue(found, recent, await read_signatures(found, recent))

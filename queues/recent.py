@@ -13,6 +13,8 @@ from queues.redis_errors import translate_redis_errors
 async def finished_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dict[str, int]]:
     """Completed and failed jobs per queue over the last ``seconds`` (one round trip). Counts
     only what the queue keeps: removeOnComplete / removeOnFail trim these sets."""
+    if not refs:
+        return {}
     since = int(time.time() * 1000) - seconds * 1000
     commands = []
     for ref in refs:
