@@ -221,10 +221,15 @@ def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> S
     step = width / max(1, len(points) - 1)
 
     def line(key: str) -> str:
-        return " ".join(
-            f"{i * step:.1f},{height - 1 - (p[key] / top) * (height - 2):.1f}"
-            for i, p in enumerate(points)
-        )
+        ys = [f"{height - 1 - (p[key] / top) * (height - 2):.1f}" for p in points]
+        # A point between two of the same height draws nothing: a quiet hour is 2 points, not
+        # 60 (the overview shows a hundred of these).
+        kept = [
+            f"{i * step:.1f},{y}"
+            for i, y in enumerate(ys)
+            if i in (0, len(ys) - 1) or not ys[i - 1] == y == ys[i + 1]
+        ]
+        return " ".join(kept)
 
     return format_html(
         '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
