@@ -12,17 +12,18 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
-from dashboard.forms.reads import job_page_params
+from dashboard.forms.answer import valid
+from dashboard.forms.reads import OverviewForm, job_page_params
 from dashboard.guards import api_view
-from dashboard.serializers import queue_json
-from queues.counts import summaries
+from dashboard.overview_page import listing_json, read_listing
 from queues.detail import job_detail
 from queues.keys import QueueRef
 from queues.listing import job_page
 
 
-async def queues_body() -> dict[str, Any]:
-    return {"queues": [queue_json(s) for s in await summaries()]}
+async def queues_body(query: Mapping[str, Any]) -> dict[str, Any]:
+    listing = await read_listing(valid(OverviewForm(query)).query(), page=False)
+    return listing_json(listing)
 
 
 async def jobs_body(queue: str, query: Mapping[str, Any]) -> dict[str, Any]:
@@ -37,7 +38,7 @@ async def job_body(queue: str, job_id: str) -> dict[str, Any]:
 
 @api_view
 async def queues_list(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(await queues_body())
+    return JsonResponse(await queues_body(request.GET))
 
 
 @api_view

@@ -72,10 +72,10 @@ class FastReadAPI:
         if not _host_allowed(scope):
             return None  # Django answers with its own 400
         parts = path[len(prefix) :].split("/")
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         if parts == [""]:
-            return api.queues_body, ()
+            return api.queues_body, (query,)
         if len(parts) == 3 and parts[1] == "jobs" and parts[0] and parts[2] == "":
-            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
             return api.jobs_body, (_name.to_python(parts[0]), query)
         if len(parts) == 4 and parts[1] == "jobs" and parts[0] and parts[2] and parts[3] == "":
             return api.job_body, (_name.to_python(parts[0]), _name.to_python(parts[2]))

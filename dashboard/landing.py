@@ -116,12 +116,28 @@ def confirmation(result: ActionResult) -> str:
         text = f"{result.count} queue{'' if result.count == 1 else 's'} {verb}"
         skipped = [_name(slug) for slug in detail.get("skipped") or []]
         return f"{text}; read-only, skipped: {', '.join(skipped)}" if skipped else text
+    if action in ("group-pause", "group-resume", "group-retry"):
+        return _group_done(result)
     if action == "replay":
         return (
             f"Dead letter {job} replayed: job {_name(detail.get('jobId', '?'))} of "
             f"{_name(detail.get('queue', '?'))} {detail.get('how', 'replayed')}"
         )
     return f"Done: {_name(action)}"
+
+
+def _group_done(result: ActionResult) -> str:
+    detail = result.detail
+    group = _name(detail.get("group", ""))
+    queues = detail.get("queues") or []
+    many = f"{len(queues)} queue{'' if len(queues) == 1 else 's'}"
+    if result.action == "group-retry":
+        text = f"Group {group}: retrying {_jobs(result.count)} failed in {many}"
+    else:
+        verb = "paused" if result.action == "group-pause" else "resumed"
+        text = f"Group {group}: {many} {verb}"
+    skipped = [_name(slug) for slug in detail.get("skipped") or []]
+    return f"{text}; read-only, skipped: {', '.join(skipped)}" if skipped else text
 
 
 def destination(result: ActionResult) -> str | None:

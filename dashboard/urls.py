@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from dashboard import account_views, api, charts, metrics, runner_views, search_api, triage, views
+from dashboard import (
+    account_views,
+    api,
+    charts,
+    group_actions,
+    metrics,
+    runner_views,
+    search_api,
+    triage,
+    views,
+)
 from dashboard import actions_api as act
 from dashboard import background_api as bg
 from dashboard.converters import NameConverter
@@ -65,6 +75,9 @@ urlpatterns = [
     # Actions (POST)
     path("api/pause-all/", act.pause_all, name="pause-all"),
     path("api/resume-all/", act.resume_all, name="resume-all"),
+    path("api/groups/pause/", group_actions.pause, name="group-pause"),
+    path("api/groups/resume/", group_actions.resume, name="group-resume"),
+    path("api/groups/retry/", group_actions.retry_failed, name="group-retry"),
     path("api/queues/<bullpen_name:queue>/retry/", act.retry_all, name="retry-all"),
     path("api/queues/<bullpen_name:queue>/promote/", act.promote_all, name="promote-all"),
     path("api/queues/<bullpen_name:queue>/clean/", act.clean, name="clean"),

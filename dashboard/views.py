@@ -9,17 +9,18 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from dashboard.forms.answer import valid
-from dashboard.forms.reads import PAGE_SIZES, OverviewRowsForm, job_page_params
+from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
 from dashboard.guards import page_view
 from dashboard.job_view import dead_letter_context, page_context, shown
+from dashboard.overview_list import COLUMNS, GROUPING_LABELS, PER_PAGE_CHOICES, SORT_CHOICES
+from dashboard.overview_page import read_listing
 from dashboard.serializers import queue_json
 from dashboard.viewer import can_act_on, sign_kind, viewer_kind
-from queues.alerts import read_alerts
 from queues.conf import default_prefix, get_config
-from queues.counts import QueueSummary, summaries, summary
+from queues.counts import summary
 from queues.detail import job_detail
 from queues.discovery import known
-from queues.errors import BullpenError, QueueNotFound
+from queues.errors import QueueNotFound
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
 
@@ -27,39 +28,45 @@ from queues.listing import job_page as read_job_page
 STATE_TABS = [s for s in STATES if s != "paused"]
 
 
-async def _overview_context(found: list[QueueSummary]) -> dict[str, Any]:
-    queues = [queue_json(s) for s in found]
-    firing = await read_alerts(found)
-    alerts = {ref.slug: [alert.as_json() for alert in firing[ref]] for ref in firing}
+def _sort_choices(current: str) -> list[tuple[str, str]]:
+    """The order menu, holding the current order even when a column heading chose it."""
+    choices = list(SORT_CHOICES)
+    if current not in dict(choices):
+        way = "fewest" if not current.startswith("-") else "most"
+        choices.append((current, f"{way.capitalize()} {current.lstrip('-')}"))
+    return choices
+
+
+async def _overview(request: HttpRequest) -> dict[str, Any]:
+    listing = await read_listing(valid(OverviewForm(request.GET)).query())
+    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     return {
-        "queues": queues,
-        "states": STATE_TABS,
-        "alerts": alerts,
+        "listing": listing,
+        "query": listing.query,
+        "states": COLUMNS,
         "first_prefix": default_prefix(),
+        "default_delimiter": get_config()["GROUP_DELIMITER"],
+        "groupings": GROUPING_LABELS,
+        "per_page_choices": PER_PAGE_CHOICES,
+        "sort_choices": _sort_choices(listing.query.sort),
+        # Group actions: each queue's own read-only setting is checked again when acting.
+        "can_act": can_act_on(kind, ""),
     }
 
 
 @page_view
 async def overview(request: HttpRequest) -> HttpResponse:
-    context = await _overview_context(await summaries())
-    queues = context["queues"]
-    context["totals"] = {state: sum(q["counts"][state] for q in queues) for state in STATES}
+    context = await _overview(request)
+    # The filter, the order and the pager swap only the list (htmx); the page is the same.
+    if request.headers.get("HX-Target") == "overview-list":
+        return render(request, "bullpen/_overview_list.html", context)
     return render(request, "bullpen/overview.html", context)
 
 
 @page_view
 async def overview_rows(request: HttpRequest) -> HttpResponse:
-    """Rows of the overview for queues an open overview has not got yet (``?q=<slug>``...)."""
-    refs = []
-    for slug in valid(OverviewRowsForm(request.GET)).cleaned_data["q"]:
-        try:
-            ref = QueueRef.from_slug(slug)
-        except BullpenError:
-            continue
-        if await known(ref):
-            refs.append(ref)
-    found = [await summary(ref) for ref in refs]
-    return render(request, "bullpen/_overview_rows.html", await _overview_context(found))
+    """The rows of one opened group (``?group=head&within=t0042``), as the overview renders them."""
+    return render(request, "bullpen/_overview_rows.html", await _overview(request))
 
 
 @page_view

@@ -26,6 +26,9 @@ DEFAULTS: dict[str, Any] = {
     "QUEUES": [],
     # Per-queue display options: {"email": {"display_name": ..., "description": ...}}.
     "QUEUE_OPTIONS": {},
+    # What separates the parts of a queue's name (``t0042-mail``): the overview groups queues
+    # by the part before it or after it.
+    "GROUP_DELIMITER": "-",
     # Seconds a discovered queue list is served before it is re-scanned (0: scan every time).
     "DISCOVERY_INTERVAL": 30.0,
     # SCAN batch size used by discovery.

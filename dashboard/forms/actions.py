@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from dashboard import overview_list
 from dashboard.duration_input import MAX_MS, DurationError, parse_duration_ms
 from dashboard.forms.fields import (
     ABSENT,
@@ -20,6 +21,7 @@ from dashboard.forms.fields import (
     milliseconds_field,
 )
 from dashboard.forms.job_options import check_add_options
+from queues.conf import get_config
 
 MAX_BULK = 1000
 BULK_ACTIONS = ("retry", "remove", "promote")
@@ -98,6 +100,21 @@ class AddJobForm(forms.Form):
 class BulkForm(forms.Form):
     action = ChoiceTextField(BULK_ACTIONS, f"%(name)s must be one of: {', '.join(BULK_ACTIONS)}")
     ids = JobIdsField(most=MAX_BULK)
+
+
+class GroupOfQueuesForm(forms.Form):
+    """One group of the overview: how queues are grouped, the group's key, the delimiter."""
+
+    group = ChoiceTextField(
+        [g for g in overview_list.GROUPINGS if g],
+        "%(name)s must be one of: head, tail, prefix",
+        required=True,
+    )
+    key = TextField(required=True)
+    delimiter = TextField(longest=5)
+
+    def clean_delimiter(self) -> str:
+        return str(self.cleaned_data["delimiter"] or get_config()["GROUP_DELIMITER"])
 
 
 class GroupActionForm(forms.Form):

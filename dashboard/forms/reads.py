@@ -1,5 +1,5 @@
 """The GET routes' parameters: job lists, charts, search, failure groups, finding a job, the
-list of bulk actions, the overview's new rows and the audit log."""
+list of bulk actions, the overview's list and the audit log."""
 
 from __future__ import annotations
 
@@ -9,8 +9,15 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from dashboard import overview_list
 from dashboard.forms.answer import valid
-from dashboard.forms.fields import ChoiceTextField, SharedField, TextField, WholeNumberField
+from dashboard.forms.fields import (
+    MAX_ID,
+    ChoiceTextField,
+    FlagField,
+    TextField,
+    WholeNumberField,
+)
 from queues import failure_groups, search
 from queues.conf import get_config
 from queues.errors import BadParameter
@@ -23,7 +30,7 @@ MAX_QUERY = 2000  # characters of a search query
 # Ways a search sends its matches: as JSON only, or with the queue page's row HTML.
 RENDERINGS = ("", "row")
 MAX_LISTED = 200  # bulk actions one list shows
-MAX_NEW_ROWS = 100  # queues one overview asks rows for at once
+MAX_FILTER = 200  # characters of the overview's name filter
 
 
 class JobPageForm(forms.Form):
@@ -95,22 +102,37 @@ class ActionsListForm(forms.Form):
     queue = TextField()
 
 
-class SlugsField(SharedField):
-    """Every value a query string gives for a name (``?q=a&q=b``), the first ``most``."""
+class OverviewForm(forms.Form):
+    """The overview's filter, grouping, order and page, for the page and ``api/queues/``."""
 
-    widget = forms.MultipleHiddenInput
+    q = TextField(longest=MAX_FILTER)
+    problems = FlagField()
+    group = ChoiceTextField(
+        overview_list.GROUPINGS, "%(name)s must be one of: head, tail, prefix (or left out)"
+    )
+    within = TextField(longest=MAX_ID)
+    sort = ChoiceTextField(
+        (*overview_list.SORTS, *(f"-{key}" for key in overview_list.SORTS)),
+        "%(name)s must be name or a state, with - in front for the other way round",
+        default="name",
+    )
+    page = WholeNumberField(default=1, low=1, high=1_000_000)
+    per_page = WholeNumberField(default=overview_list.DEFAULT_PER_PAGE, low=1, high=500)
+    delimiter = TextField(longest=5)
 
-    def __init__(self, *, most: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.most = most
-
-    def to_python(self, value: Any) -> list[str]:
-        values = value if isinstance(value, list) else [] if value in (None, "") else [value]
-        return [str(v) for v in values[: self.most]]
-
-
-class OverviewRowsForm(forms.Form):
-    q = SlugsField(most=MAX_NEW_ROWS)
+    def query(self) -> overview_list.ListQuery:
+        found = self.cleaned_data
+        return overview_list.ListQuery(
+            text=found["q"],
+            problems=found["problems"],
+            group=found["group"],
+            # Given, even empty: only that group's queues.
+            within=found["within"] if "within" in self.data else None,
+            sort=found["sort"],
+            page=found["page"],
+            per_page=found["per_page"],
+            delimiter=found["delimiter"] or str(get_config()["GROUP_DELIMITER"]),
+        )
 
 
 class AuditForm(forms.Form):

@@ -1,4 +1,5 @@
-// Bullpen page helpers: relative times, log filter, copy as JSON. Works after htmx swaps too.
+// Bullpen page helpers: relative times, log filter, copy as JSON, the overview's keys and groups.
+// Works after htmx swaps too.
 (function () {
   "use strict";
 
@@ -121,4 +122,33 @@
   document.addEventListener("DOMContentLoaded", function () { tick(); settleNotice(); });
   document.addEventListener("htmx:afterSettle", function () { tick(); settleNotice(); });
   window.addEventListener("bullpen:times", tick);
+})();
+
+// The overview's keyboard and groups: "/" puts the cursor in the queue filter (as in many
+// consoles), a group's heading opens and closes it. The rows themselves come from the server
+// (htmx loads an opened group's rows once); this only shows and hides them.
+(function () {
+  "use strict";
+
+  function typing(el) {
+    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing(document.activeElement)) return;
+    var filter = document.getElementById("queue-filter");
+    if (!filter) return;
+    event.preventDefault();
+    filter.focus();
+    filter.select();
+  });
+
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest && event.target.closest(".group-toggle");
+    if (!toggle) return;
+    var group = toggle.closest("tbody.group");
+    var open = group.classList.toggle("collapsed") === false;
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  });
 })();

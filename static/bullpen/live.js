@@ -119,7 +119,10 @@
     }
     if (redisState === "ok" && !stale) setStatus("live", "live");
     if (message.type === "batch") { message.messages.forEach(handle); return; }
-    if (message.type === "counts") message.queues.forEach(applyCounts);
+    if (message.type === "counts") {
+      message.queues.forEach(applyCounts);
+      if (spec().watch === "overview") overviewSettled();
+    }
     else if (message.type === "progress") applyProgress(message);
     else if (message.type === "rows") applyRows(message);
     else if (message.type === "list") applyList(message);
@@ -189,28 +192,9 @@
   }
 
   // ---- counts ---------------------------------------------------------------------------------
-  var missingQueues = {};
-  var missingTimer = null;
-
   function applyCounts(queue) {
     var watch = spec();
-    if (watch.watch === "overview") {
-      var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.slug) + '"]');
-      if (!row) { missingQueues[queue.slug] = true; fetchMissingRows(); return; }
-      Object.keys(queue.counts).forEach(function (state) {
-        var cell = row.querySelector('td[data-state="' + state + '"]');
-        if (!cell) return;
-        var link = cell.querySelector("a");
-        if (link && link.textContent !== String(queue.counts[state])) {
-          link.textContent = queue.counts[state];
-          cell.classList.toggle("zero", !queue.counts[state]);
-          flash(cell);
-        }
-      });
-      var badge = row.querySelector(".badge.paused");
-      if (badge) badge.hidden = !queue.paused;
-      updateTotals();
-    }
+    if (watch.watch === "overview") overviewCounts(queue);
     if (watch.watch === "queue" && watch.queue === queue.slug) {
       Object.keys(queue.counts).forEach(function (state) {
         setText(document.querySelector('.tab[data-state="' + state + '"] .count'), queue.counts[state]);
@@ -232,45 +216,96 @@
     }
   }
 
-  function fetchMissingRows() {
-    // Queues created since the page loaded: their rows, as the overview renders them.
-    if (missingTimer) return;
-    missingTimer = setTimeout(function () {
-      missingTimer = null;
-      var table = document.querySelector("table.overview");
-      var slugs = Object.keys(missingQueues);
-      missingQueues = {};
-      if (!table || !slugs.length) return;
-      var url = table.dataset.rowsUrl + "?" + slugs.map(function (s) { return "q=" + encodeURIComponent(s); }).join("&");
-      fetch(url, { headers: { "HX-Request": "true" } }).then(function (response) {
-        return response.ok ? response.text() : "";
-      }).then(function (html) {
-        if (!html) return;
-        var body = document.getElementById("overview-rows");
-        Array.prototype.slice.call(parse(html).children).forEach(function (tr) {
-          if (body.querySelector('tr[data-queue="' + CSS.escape(tr.dataset.queue) + '"]')) return;
-          var after = Array.prototype.find.call(body.rows, function (r) { return r.dataset.queue > tr.dataset.queue; });
-          body.insertBefore(tr, after || null);
-          adopt(tr);
-          flash(tr);
-        });
-        table.hidden = body.rows.length === 0;
-        var none = document.getElementById("no-queues");
-        if (none) none.hidden = body.rows.length > 0;
-        setText(document.querySelector('[data-testid="queue-count"]'), body.rows.length);
-        updateTotals();
-      });
-    }, 150);
+  // ---- the overview ---------------------------------------------------------------------------
+  // The overview lists one page of queues, but the reader sends the counts of every queue (all
+  // of them once when the socket opens, then those that change). Kept per page, they give the
+  // totals and each group's figures once every queue the page was rendered with is known; a
+  // queue beyond those is a new one, and the list is asked for again, as the server renders it.
+  function overviewState() {
+    var el = main();
+    if (!el) return null;
+    if (!el.bullpenOverview) el.bullpenOverview = { queues: {}, size: 0 };
+    return el.bullpenOverview;
   }
 
-  function updateTotals() {
-    document.querySelectorAll("th[data-total]").forEach(function (th) {
-      var sum = 0;
-      document.querySelectorAll('tr[data-queue] td[data-state="' + th.dataset.total + '"] a').forEach(function (a) {
-        sum += Number(a.textContent) || 0;
-      });
-      th.textContent = sum;
+  function listEl() { return document.getElementById("overview-list"); }
+
+  function overviewCounts(queue) {
+    var state = overviewState();
+    if (!state) return;
+    if (!(queue.slug in state.queues)) state.size += 1;
+    state.queues[queue.slug] = queue;
+    var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.slug) + '"]');
+    if (!row) return;
+    Object.keys(queue.counts).forEach(function (name) {
+      var cell = row.querySelector('td[data-state="' + name + '"]');
+      var link = cell && cell.querySelector("a");
+      if (link && link.textContent !== String(queue.counts[name])) {
+        link.textContent = queue.counts[name];
+        cell.classList.toggle("zero", !queue.counts[name]);
+        flash(cell);
+      }
     });
+    var badge = row.querySelector(".badge.paused");
+    if (badge) badge.hidden = !queue.paused;
+  }
+
+  function groupOf(queue, list) {
+    var grouping = list.dataset.group, delimiter = list.dataset.delimiter;
+    var cut = queue.slug.lastIndexOf(":");
+    if (grouping === "prefix") return cut < 0 ? list.dataset.firstPrefix : queue.slug.slice(0, cut);
+    var at = grouping === "head" ? queue.name.indexOf(delimiter) : queue.name.lastIndexOf(delimiter);
+    if (!delimiter || at < 0) return queue.name;
+    return grouping === "head" ? queue.name.slice(0, at) : queue.name.slice(at + delimiter.length);
+  }
+
+  var refreshTimer = null;
+
+  function overviewSettled() {
+    var state = overviewState(), list = listEl();
+    if (!state || !list) return;
+    var rendered = Number(list.dataset.total) || 0;
+    if (state.size < rendered) return;  // not every queue heard of yet: the page's figures stand
+    var totals = {}, groups = {};
+    var grouped = list.querySelectorAll("tbody.group[data-group]");
+    Object.keys(state.queues).forEach(function (slug) {
+      var queue = state.queues[slug];
+      var key = grouped.length ? groupOf(queue, list) : null;
+      Object.keys(queue.counts).forEach(function (name) {
+        totals[name] = (totals[name] || 0) + queue.counts[name];
+        if (key !== null) {
+          groups[key] = groups[key] || {};
+          groups[key][name] = (groups[key][name] || 0) + queue.counts[name];
+        }
+      });
+    });
+    list.querySelectorAll("th[data-total]").forEach(function (th) {
+      setText(th, totals[th.dataset.total] || 0);
+    });
+    Array.prototype.forEach.call(grouped, function (body) {
+      var sums = groups[body.dataset.group] || {};
+      body.querySelectorAll(".group-row td[data-group-state]").forEach(function (td) {
+        var n = sums[td.dataset.groupState] || 0;
+        setText(td, n);
+        td.classList.toggle("zero", !n);
+      });
+    });
+    if (state.size > rendered) {
+      setText(document.querySelector('[data-testid="queue-count"]'), state.size);
+      refreshList();
+    }
+  }
+
+  function refreshList() {
+    // Queues created since the list was rendered: the list again, as the server renders it
+    // now (it knows where they belong in this filter, order and page). Opened groups stay.
+    if (refreshTimer || !window.htmx) return;
+    refreshTimer = setTimeout(function () {
+      refreshTimer = null;
+      var list = listEl();
+      if (!list || list.querySelector("tbody.group:not(.collapsed)")) return;
+      window.htmx.ajax("GET", location.pathname + location.search, { target: "#overview-list", swap: "outerHTML" });
+    }, 300);
   }
 
   // ---- the queue page's list ------------------------------------------------------------------

@@ -17,6 +17,7 @@
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
+//   many-queues     --count N [--services a,b,c] [--failed-every K] [--paused-every K]
 //   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //   limits          --queue Q
@@ -30,6 +31,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { FlowProducer, Queue, Worker } from 'bullmq';
+import IORedis from 'ioredis';
 
 // Keep stdout for the single JSON result: anything BullMQ or ioredis would
 // print through console.log/info goes to stderr instead.
@@ -380,6 +382,48 @@ async function addBulk(flags) {
   return { added, first, last };
 }
 
+// N tenants' queues, t001-<service> ... (a multi-tenant application's shape), on one shared
+// connection: tenant i's queues hold i % 4 waiting jobs, every K-th tenant's first queue one
+// failed job (taken by a worker and failed, as BullMQ fails them), every K-th one paused.
+async function manyQueues(flags) {
+  const count = intFlag(flags, 'count', 100);
+  const services = (flags.services ?? 'mail,billing').split(',');
+  const failedEvery = intFlag(flags, 'failed-every', 25);
+  const pausedEvery = intFlag(flags, 'paused-every', 50);
+  const { connection: options, prefix } = baseOptions(flags);
+  const connection = new IORedis(options.url, { maxRetriesPerRequest: null });
+  const names = [];
+  try {
+    for (let tenant = 1; tenant <= count; tenant++) {
+      const work = services.map(async (service, index) => {
+        const name = `t${String(tenant).padStart(3, '0')}-${service}`;
+        names.push(name);
+        const queue = new Queue(name, { connection, prefix });
+        const jobs = Array.from({ length: tenant % 4 }, (_, i) => ({ name: 'job', data: { tenant, i } }));
+        if (jobs.length) await queue.addBulk(jobs);
+        else await queue.waitUntilReady();
+        if (index === 0 && tenant % failedEvery === 0) {
+          await queue.add('doomed', { tenant });
+          const worker = new Worker(name, null, { connection, prefix, autorun: false });
+          const token = randomUUID();
+          let job = await worker.getNextJob(token);
+          while (job && job.name !== 'doomed') {
+            await job.moveToCompleted('ok', token, false);
+            job = await worker.getNextJob(token);
+          }
+          if (job) await job.moveToFailed(new Error(`tenant ${tenant} failed`), token, false);
+          await worker.close();
+        }
+        if (tenant % pausedEvery === 0) await queue.pause();
+      });
+      await Promise.all(work);
+    }
+  } finally {
+    await connection.quit();
+  }
+  return { queues: names.length };
+}
+
 async function addRawHostile(flags) {
   const name = required(flags, 'queue');
   const queue = track(new Queue(name, baseOptions(flags)));
@@ -604,6 +648,7 @@ const COMMANDS = {
   add,
   'add-bulk': addBulk,
   'add-raw-hostile': addRawHostile,
+  'many-queues': manyQueues,
   work,
   'retry-later': retryLater,
   limits,

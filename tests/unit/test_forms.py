@@ -19,7 +19,7 @@ from dashboard.forms.actions import (
     UpdateDataForm,
 )
 from dashboard.forms.answer import action_input, valid
-from dashboard.forms.reads import JobPageForm, OverviewRowsForm, SearchForm, job_page_params
+from dashboard.forms.reads import JobPageForm, OverviewForm, SearchForm, job_page_params
 from queues.errors import BadParameter
 
 
@@ -172,10 +172,27 @@ def test_a_failure_group_is_named_by_its_signature() -> None:
     )
 
 
-def test_the_overview_asks_rows_for_at_most_a_hundred_queues() -> None:
-    query = QueryDict("&".join(f"q=bull:q{n}" for n in range(150)))
-    slugs = cleaned(OverviewRowsForm(query))["q"]
-    assert len(slugs) == 100 and slugs[0] == "bull:q0"
+def test_the_overview_query_has_defaults_and_bounds() -> None:
+    form = OverviewForm(QueryDict(""))
+    assert form.is_valid()
+    query = form.query()
+    assert (query.text, query.problems, query.group, query.within) == ("", False, "", None)
+    assert (query.sort, query.page, query.per_page, query.delimiter) == ("name", 1, 100, "-")
+    given = OverviewForm(QueryDict("q=t00&problems=1&group=head&within=&sort=-failed&page=3"))
+    assert given.is_valid()
+    chosen = given.query()
+    assert (chosen.text, chosen.problems, chosen.group, chosen.within) == ("t00", True, "head", "")
+    assert (chosen.sort_key, chosen.descending, chosen.page) == ("failed", True, 3)
+    assert refusal(OverviewForm(QueryDict("sort=size"))) == (
+        "sort must be name or a state, with - in front for the other way round"
+    )
+    assert refusal(OverviewForm(QueryDict("group=tenant"))) == (
+        "group must be one of: head, tail, prefix (or left out)"
+    )
+    assert refusal(OverviewForm(QueryDict("per_page=501"))) == "per_page must be between 1 and 500"
+    assert refusal(OverviewForm(QueryDict("q=" + "x" * 201))) == (
+        "q is too long (at most 200 characters)"
+    )
 
 
 def test_action_input_from_a_query_a_form_body_or_a_json_body() -> None:

@@ -109,7 +109,7 @@ def test_the_dark_scheme_is_dark_and_the_light_one_light() -> None:
         assert luminance(light) > 0.7 and luminance(dark) < 0.05, surface
 
 
-@pytest.mark.parametrize("sheet", ["app.css", "phone.css"])
+@pytest.mark.parametrize("sheet", ["app.css"])
 def test_other_sheets_take_every_colour_from_the_theme(sheet: str) -> None:
     css = re.sub(r"/\*.*?\*/", "", (STATIC / sheet).read_text(), flags=re.DOTALL)
     literals = re.findall(r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(", css)
