@@ -17,6 +17,7 @@ from dashboard import (
 )
 from dashboard import actions_api as act
 from dashboard import background_api as bg
+from dashboard import switcher as go
 from dashboard.converters import NameConverter
 from dashboard.not_found import not_found
 
@@ -40,6 +41,8 @@ urlpatterns = [
     path("sign-out", account_views.sign_out, name="sign-out"),
     path("audit/", account_views.audit_log, name="audit"),
     path("find/", triage.find_page, name="find"),
+    path("go/", go.go_to_queue, name="go"),
+    path("go/suggestions/", go.suggestions, name="go-suggestions"),
     path("metrics", metrics.metrics, name="metrics"),
     path("q/<bullpen_name:queue>/groups/", triage.groups_fragment, name="groups"),
     path("q/<bullpen_name:queue>/workers/", triage.workers_fragment, name="workers"),

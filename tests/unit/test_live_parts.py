@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from queues.interest import Interest
-from queues.live.rows import TokenBucket
 from queues.live.schedule import Chores, Periodic
+from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
 
 

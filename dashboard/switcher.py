@@ -1,0 +1,103 @@
+"""The header's "Go to queue" box: suggestions as one types, and where Enter leads.
+
+Both read discovery's kept queue list (no SCAN per keystroke) and go through ``page_view``,
+so they answer only those who may read the pages.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+
+from dashboard import notices
+from dashboard.forms.answer import valid
+from dashboard.forms.fields import TextField
+from dashboard.guards import page_view
+from dashboard.switcher_matching import QueueIndex
+from dashboard.templatetags.bullpen import visible_text
+from queues.conf import get_config, on_change
+from queues.discovery import Discovered, discovered, known
+from queues.errors import BullpenError
+from queues.keys import QueueRef
+
+MAX_SUGGESTIONS = 20
+
+
+class SwitcherForm(forms.Form):
+    q = TextField()
+
+    def clean_q(self) -> str:
+        return str(self.cleaned_data["q"]).strip()
+
+
+# The index of the last queue list read, rebuilt when discovery keeps a new list or the
+# settings (display names) change.
+_kept: tuple[Discovered, object, QueueIndex] | None = None
+
+
+@on_change
+def reset() -> None:
+    global _kept
+    _kept = None
+
+
+async def queue_index() -> QueueIndex:
+    global _kept
+    found, config = await discovered(), get_config()
+    kept = _kept
+    if kept is not None and kept[0] is found and kept[1] is config:
+        return kept[2]
+    options = config["QUEUE_OPTIONS"]
+    index = QueueIndex(
+        (ref.slug, ref.name, (options.get(ref.slug) or {}).get("display_name") or ref.name)
+        for ref in found.queues
+    )
+    _kept = (found, config, index)
+    return index
+
+
+def overview_url(typed: str) -> str:
+    url = reverse("bullpen:overview")
+    return f"{url}?{urlencode({'q': typed})}" if typed else url
+
+
+async def _created_since_scan(typed: str) -> str | None:
+    """A queue named exactly ``typed`` that the kept list does not have yet."""
+    try:
+        ref = QueueRef.from_slug(typed)
+    except BullpenError:
+        return None
+    return ref.slug if await known(ref) else None
+
+
+@page_view
+async def suggestions(request: HttpRequest) -> HttpResponse:
+    typed = valid(SwitcherForm(request.GET)).cleaned_data["q"]
+    matches, total = (await queue_index()).best(typed, MAX_SUGGESTIONS)
+    context = {
+        "typed": typed,
+        "matches": matches,
+        "more": total - len(matches),
+        "overview_url": overview_url(typed),
+    }
+    return render(request, "bullpen/_switcher_matches.html", context)
+
+
+@page_view
+async def go_to_queue(request: HttpRequest) -> HttpResponse:
+    """The box's form: one queue named → its page; otherwise the overview filtered by it."""
+    typed = valid(SwitcherForm(request.GET)).cleaned_data["q"]
+    if not typed:
+        return HttpResponseRedirect(overview_url(""))
+    index = await queue_index()
+    slug = index.destination(typed) or await _created_since_scan(typed)
+    if slug is not None:
+        return HttpResponseRedirect(reverse("bullpen:queue", args=[slug]))
+    response = HttpResponseRedirect(overview_url(typed))
+    if not index.best(typed, 1)[1]:
+        notices.add(request, response, f"No queue matches “{visible_text(typed)}”")
+    return response
