@@ -53,6 +53,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
         self.overview = False
+        self.shown: list[str] = []  # the rows this socket's overview shows
         self.client: str | None = None
         self.session_group: str | None = None
         self.recheck: asyncio.Task[None] | None = None
@@ -119,6 +120,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                     return
                 self.overview = True
                 self.registry.watch_overview()
+            # Sent again whenever the page's list changes (a filter, another page).
+            self.registry.unshow(self.shown)
+            self.shown = asked["shown"]
+            self.registry.show(self.shown)
             await self._join(("overview",))
         else:
             found = await self._known_queue(asked["queue"])
@@ -302,7 +307,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.registry.unwatch_job(*key)
         if getattr(self, "overview", False):
             self.registry.unwatch_overview()
-        self.queues, self.jobs, self.overview = set(), set(), False
+        self.registry.unshow(getattr(self, "shown", []))
+        self.queues, self.jobs, self.overview, self.shown = set(), set(), False, []
         status = live.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):
             if group != status:

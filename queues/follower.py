@@ -226,7 +226,7 @@ class Follower:
         if chores.heartbeat.due():
             self.outbox.emit(("status",), live_protocol.status_message(True, beat=True))
         if chores.read_interest.due():
-            woke = watching.everywhere(*await leadership.read_interest(redis))
+            woke = watching.everywhere(await leadership.read_interest(redis))
             if woke:
                 self._restart_streams()
         # This process's own pages count at once, not after the next exchange of interest.

@@ -12,11 +12,24 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import redis.asyncio as aioredis
 
 JobKey = tuple[str, str]  # (queue slug, job id)
+
+
+@dataclass(frozen=True)
+class Everyone:
+    """The union of every live process's interest."""
+
+    queues: set[str]
+    jobs: set[JobKey]
+    overview: bool
+    # Queues whose rows open overviews show: their quiet re-reads come first.
+    shown: set[str] = field(default_factory=set)
+
 
 # An entry older than this belongs to a process that died.
 STALE_MS = 15_000
@@ -35,7 +48,24 @@ class Interest:
     queues: Counter[str] = field(default_factory=Counter)
     jobs: Counter[JobKey] = field(default_factory=Counter)
     overview: int = 0
+    # Rows open overviews show (one overview page shows at most a few hundred).
+    shown: Counter[str] = field(default_factory=Counter)
     changed: bool = True
+
+    def show(self, slugs: Iterable[str]) -> None:
+        """Count one more overview showing each of ``slugs`` (at most ``MAX_ENTRIES`` in all:
+        past it a row is simply not first in line)."""
+        for slug in slugs:
+            if len(slug) <= MAX_NAME and (slug in self.shown or len(self.shown) < MAX_ENTRIES):
+                self.shown[slug] += 1
+                self.changed = self.changed or self.shown[slug] == 1
+
+    def unshow(self, slugs: Iterable[str]) -> None:
+        for slug in slugs:
+            self.shown[slug] -= 1
+            if self.shown[slug] <= 0:
+                del self.shown[slug]
+                self.changed = True
 
     def watch_overview(self) -> None:
         self.overview += 1
@@ -92,6 +122,7 @@ class Interest:
                 "queues": sorted(self.queues),
                 "jobs": sorted(self.jobs),
                 "overview": self.overview > 0,
+                "shown": sorted(self.shown),
                 "at": int(time.time() * 1000),
             }
         )
@@ -102,7 +133,7 @@ async def publish(redis: aioredis.Redis, key: str, owner: str, interest: Interes
     interest.changed = False
 
 
-async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKey], bool]:
+async def read_all(redis: aioredis.Redis, key: str) -> Everyone:
     """The union of every live process's interest; dead processes' entries are dropped, and
     each entry counts for at most ``MAX_ENTRIES`` names of at most ``MAX_NAME`` characters."""
     entries = await redis.hgetall(key)
@@ -110,6 +141,7 @@ async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKe
     queues: set[str] = set()
     jobs: set[JobKey] = set()
     overview = False
+    shown: set[str] = set()
     stale = []
     for owner, raw in entries.items():
         try:
@@ -119,6 +151,7 @@ async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKe
                 continue
             queues.update(name for name in entry["queues"][:MAX_ENTRIES] if _name(name))
             overview = overview or bool(entry.get("overview"))
+            shown.update(name for name in entry.get("shown", ())[:MAX_ENTRIES] if _name(name))
             jobs.update(
                 (slug, job_id)
                 for slug, job_id in entry["jobs"][:MAX_ENTRIES]
@@ -128,7 +161,7 @@ async def read_all(redis: aioredis.Redis, key: str) -> tuple[set[str], set[JobKe
             stale.append(owner)
     if stale:
         await redis.hdel(key, *stale)
-    return queues, jobs, overview
+    return Everyone(queues, jobs, overview, shown)
 
 
 def _name(value: object) -> bool:

@@ -154,13 +154,15 @@ async def test_the_reader_takes_a_bounded_interest_from_each_process(redis_clien
         "queues": ["x" * (interest.MAX_NAME + 1), *many],
         "jobs": [["mail", "y" * (interest.MAX_NAME + 1)], ["mail", "7"]],
         "overview": False,
+        "shown": many,
         "at": at,
     }
     redis_client.hset("bullpen:live:interest", "other-process", json.dumps(entry))
-    queues, jobs, overview = await interest.read_all(get_client(), "bullpen:live:interest")
-    assert len(queues) == interest.MAX_ENTRIES - 1  # the oversized name took a place, unread
-    assert all(len(name) <= interest.MAX_NAME for name in queues)
-    assert jobs == {("mail", "7")} and not overview
+    everyone = await interest.read_all(get_client(), "bullpen:live:interest")
+    assert len(everyone.queues) == interest.MAX_ENTRIES - 1  # the oversized one took a place
+    assert all(len(name) <= interest.MAX_NAME for name in everyone.queues)
+    assert everyone.jobs == {("mail", "7")} and not everyone.overview
+    assert len(everyone.shown) == interest.MAX_ENTRIES
 
 
 async def test_a_sign_out_closes_the_sessions_sockets_at_once(

@@ -172,3 +172,27 @@ async def test_quiet_queues_are_re_read_from_a_fixed_budget_not_all_at_once(
     assert reads <= 5 * (window + 1)  # the budget, and one second saved up
     assert reads >= 5 * window / 2  # and it is spent: quiet queues are re-read
     assert total * 60 / window <= 5000
+
+
+async def test_rows_an_overview_shows_are_re_read_before_the_others(peer: Peer) -> None:
+    seed(peer, 25)  # 50 queues
+    registry = Interest()
+    registry.watch_overview()
+    registry.show(["t020-mail", "t021-billing"])
+    settings = LiveSettings(lease_ttl_ms=2000, full_refresh=1.0, quiet_reads_per_second=1.0)
+    follower = Follower(publish_nowhere, registry, settings)
+    running = asyncio.ensure_future(follower.run())
+    try:
+        for _ in range(200):
+            if len(follower.counts.read_at) >= 50:
+                break
+            await asyncio.sleep(0.1)
+        started = max(follower.counts.read_at.values())
+        await asyncio.sleep(6)
+        read_at = {ref.slug: at for ref, at in follower.counts.read_at.items()}
+    finally:
+        await cancel_and_wait(running)
+    again = sorted(slug for slug, at in read_at.items() if at > started)
+    # One queue a second, and every queue is due: the shown rows take the budget.
+    assert {"t020-mail", "t021-billing"} <= set(again), again
+    assert len(again) <= 8, again

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from dashboard.forms.fields import ChoiceTextField, SharedField, TextField
+from dashboard.forms.fields import MAX_ID, ChoiceTextField, SharedField, TextField
 from dashboard.forms.reads import JobPageForm
 from queues.errors import BadParameter
 from queues.listing import validate_page
@@ -16,6 +16,7 @@ from queues.listing import validate_page
 # "" and "status": nothing more than the status every socket gets.
 WATCHES = ("", "status", "overview", "queue", "job")
 MAX_VIEWER_TOKEN = 200  # characters of the signed viewer kind a page sends
+MAX_SHOWN = 500  # rows one overview page shows at most
 
 
 class FlagField(SharedField):
@@ -29,16 +30,37 @@ class FlagField(SharedField):
         return value
 
 
+class NamesField(SharedField):
+    """A JSON list of at most ``most`` queue names; missing: none."""
+
+    def __init__(self, *, most: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.most = most
+
+    def to_python(self, value: Any) -> list[str]:
+        if value in (None, ""):
+            return []
+        if not isinstance(value, list) or len(value) > self.most:
+            raise ValidationError(
+                f"%(name)s must be a list of at most {self.most} queue names", code="invalid"
+            )
+        if not all(isinstance(name, str) and 0 < len(name) <= MAX_ID for name in value):
+            raise ValidationError("%(name)s must hold queue names", code="invalid")
+        return list(dict.fromkeys(value))
+
+
 class WatchForm(JobPageForm):
     """``{"reset": true}`` drops the socket's watches; ``{"watch": "overview"}``, ``{"watch":
     "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
-    "queue": <name>, "id": <job id>}`` adds one; ``viewer`` is the page's signed viewer kind."""
+    "queue": <name>, "id": <job id>}`` adds one; ``viewer`` is the page's signed viewer kind.
+    An overview also says which queues' rows it shows (``shown``), sent again when they change."""
 
     reset = FlagField()
     viewer = TextField(longest=MAX_VIEWER_TOKEN)
     watch = ChoiceTextField(WATCHES, "%(name)s must be one of: overview, queue, job")
     queue = TextField()  # at most fields.MAX_ID characters, as in the HTTP routes
     id = TextField()
+    shown = NamesField(most=MAX_SHOWN)
 
     def clean(self) -> dict[str, Any]:
         found = super().clean() or {}

@@ -6,8 +6,8 @@ Queues without events are re-read too (a hand edit, a trimmed stream, a writer t
 events), each once ``quiet_after`` seconds have passed since its last read, but no more than
 ``quiet_reads_per_second`` of them, the longest unread first: 20 queues are each re-read every
 30 s, while the cost of 10,000 stays that of the budget (each is then re-read every
-``queues / quiet_reads_per_second`` seconds). Watched queues are re-read at every full refresh
-on top of it."""
+``queues / quiet_reads_per_second`` seconds), the rows open overviews show first. Watched
+queues are re-read at every full refresh on top of it."""
 
 from __future__ import annotations
 
@@ -118,7 +118,11 @@ class LiveCounts:
         granted = self.quiet_reads.take(len(due)) if due else 0
         if not granted:
             return
-        oldest = heapq.nsmallest(granted, due, key=lambda ref: self.read_at.get(ref, 0))
+        shown = self.watching.shown
+        # Rows on an open overview first, then the longest unread.
+        oldest = heapq.nsmallest(
+            granted, due, key=lambda ref: (ref.slug not in shown, self.read_at.get(ref, 0))
+        )
         await self.read_exact(oldest)
 
     async def flush(self) -> None:

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from queues import interest
-from queues.interest import Interest, JobKey
+from queues.interest import Interest
 from queues.lease import Lease
 from queues.live.status import REDIS_ERRORS, RedisStatus
 
@@ -65,7 +65,7 @@ class Leadership:
         except ResponseError as error:
             self.status.refused("interest", error)
 
-    async def read_interest(self, redis: aioredis.Redis) -> tuple[set[str], set[JobKey], bool]:
+    async def read_interest(self, redis: aioredis.Redis) -> interest.Everyone:
         """What the pages of every live process watch."""
         return await interest.read_all(redis, self.interest_key)
 

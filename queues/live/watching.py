@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from queues.interest import Interest, JobKey
+from queues.interest import Everyone, Interest, JobKey
 
 
 class Watching:
@@ -19,6 +19,7 @@ class Watching:
         self.queues: set[str] = set()
         self.jobs: set[JobKey] = set()
         self.overview = False
+        self.shown: set[str] = set()  # rows open overviews show
         self.idle_since: float | None = None
 
     @property
@@ -26,10 +27,11 @@ class Watching:
         """No page anywhere has watched anything for IDLE_AFTER seconds."""
         return self.idle_since is not None and time.monotonic() - self.idle_since > self.IDLE_AFTER
 
-    def everywhere(self, queues: set[str], jobs: set[JobKey], overview: bool) -> bool:
+    def everywhere(self, everyone: Everyone) -> bool:
         """Take every process's interest; True when it ends a time of idleness."""
-        self.queues, self.jobs, self.overview = queues, jobs, overview
-        if not (queues or jobs or overview):
+        self.queues, self.jobs, self.overview = everyone.queues, everyone.jobs, everyone.overview
+        self.shown = everyone.shown
+        if not (self.queues or self.jobs or self.overview):
             if self.idle_since is None:
                 self.idle_since = time.monotonic()
             return False
@@ -44,4 +46,5 @@ class Watching:
         self.queues.update(registry.queues)
         self.jobs.update(registry.jobs)
         self.overview = self.overview or registry.overview > 0
+        self.shown.update(registry.shown)
         self.idle_since = None

@@ -48,6 +48,7 @@
     el.dataset.subscribed = "1";
     var watch = spec();
     send({ reset: true });
+    if (watch.watch === "overview") watch.shown = shownQueues();
     if (watch.watch) send(watch);
     watchOutage();
   }
@@ -229,6 +230,21 @@
   }
 
   function listEl() { return document.getElementById("overview-list"); }
+
+  function shownQueues() {
+    return Array.prototype.map.call(document.querySelectorAll("tr[data-queue]"), function (row) {
+      return row.dataset.queue;
+    }).slice(0, 500);
+  }
+
+  // The reader re-reads the rows an overview shows before the others: it is told which they
+  // are whenever the list changes (a filter, an order, a page, an opened group).
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (spec().watch !== "overview" || !listEl()) return;
+    var target = event.detail && event.detail.target;
+    if (!target || !(target.id === "overview-list" || target.closest && target.closest("#overview-list"))) return;
+    send({ watch: "overview", shown: shownQueues() });
+  });
 
   function overviewCounts(queue) {
     var state = overviewState();

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from queues.interest import Interest
+from queues.interest import Everyone, Interest
 from queues.live.schedule import Chores, Periodic
 from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
@@ -58,18 +58,18 @@ def test_the_registry_counts_watchers_and_marks_only_what_changes_the_published_
 
 def test_watching_goes_idle_without_watchers_and_wakes_with_the_first() -> None:
     watching = Watching()
-    assert not watching.everywhere(set(), set(), False)
+    assert not watching.everywhere(Everyone(set(), set(), False))
     assert watching.idle_since is not None and not watching.idle  # not for IDLE_AFTER yet
     watching.idle_since = time.monotonic() - Watching.IDLE_AFTER - 1
     assert watching.idle
-    assert watching.everywhere({"mail"}, set(), False)  # woke: the streams start afresh
+    assert watching.everywhere(Everyone({"mail"}, set(), False))  # woke: the streams start afresh
     assert not watching.idle
-    assert not watching.everywhere({"mail"}, set(), False)  # already awake
+    assert not watching.everywhere(Everyone({"mail"}, set(), False))  # already awake
 
 
 def test_this_processs_own_pages_count_before_the_exchange() -> None:
     watching = Watching()
-    watching.everywhere({"mail"}, set(), False)
+    watching.everywhere(Everyone({"mail"}, set(), False))
     registry = Interest()
     registry.watch_job("img", "7")
     registry.watch_overview()
@@ -77,3 +77,21 @@ def test_this_processs_own_pages_count_before_the_exchange() -> None:
     assert watching.queues == {"mail"}
     assert watching.jobs == {("img", "7")}
     assert watching.overview and watching.idle_since is None
+
+
+def test_rows_an_overview_shows_are_counted_per_overview() -> None:
+    registry = Interest()
+    registry.show(["mail", "img"])
+    registry.show(["mail"])
+    assert registry.shown == {"mail": 2, "img": 1} and registry.changed
+    registry.changed = False
+    registry.unshow(["mail"])
+    assert not registry.changed  # another overview still shows it
+    registry.unshow(["mail", "img"])
+    assert not registry.shown and registry.changed
+    registry.watch_overview()
+    registry.show(["mail"])
+    watching = Watching()
+    watching.everywhere(Everyone(set(), set(), True, {"img"}))
+    watching.add_own(registry)
+    assert watching.shown == {"img", "mail"}
