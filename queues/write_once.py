@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -29,8 +29,7 @@ from redis.exceptions import BusyLoadingError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from queues.conf import get_config
-from queues.connection import client_options, read_retry
+from queues.connection import client_options, open_client, read_retry
 from queues.connection_check import make_usable
 
 # Commands that change nothing, so that sending them twice is harmless.
@@ -128,4 +127,4 @@ CLIENT_NAME = "bullpen-actions"
 def write_once_client() -> WriteOnceRedis:
     """A client of the configured Redis whose writes are sent at most once."""
     options = {**client_options(), "retry": Retry(NoBackoff(), 0), "client_name": CLIENT_NAME}
-    return cast(WriteOnceRedis, WriteOnceRedis.from_url(get_config()["REDIS_URL"], **options))
+    return open_client(WriteOnceRedis, options)
