@@ -48,6 +48,9 @@ class SentinelTopology:
     def start(self) -> None:
         self._server(self.master_port)
         self._server(self.replica_port, "--replicaof", "127.0.0.1", str(self.master_port))
+        # The sentinel learns of the replica from the master's first INFO when it is in sync
+        # by then; otherwise only ten seconds later.
+        self._wait(self._replica_in_sync, "the replica in sync")
         conf = self.dir / "sentinel.conf"
         conf.write_text(
             f"port {self.sentinel_port}\n"
@@ -123,6 +126,9 @@ class SentinelTopology:
             str(self.dir),
             "--dbfilename",
             f"dump-{port}.rdb",
+            # A replica's first sync starts at once, not after the default 5 s wait for others.
+            "--repl-diskless-sync-delay",
+            "0",
             *extra,
         )
 
@@ -133,10 +139,11 @@ class SentinelTopology:
         self.processes.append(process)
         return process
 
-    def _ready(self) -> bool:
+    def _replica_in_sync(self) -> bool:
         with redis.Redis(port=self.replica_port, decode_responses=True) as replica:
-            if replica.info("replication").get("master_link_status") != "up":
-                return False
+            return replica.info("replication").get("master_link_status") == "up"
+
+    def _ready(self) -> bool:
         with self.sentinel() as client:
             replicas = client.sentinel_slaves(SERVICE)  # type: ignore[no-untyped-call]
         return bool(replicas) and self.master_port_now() == self.master_port

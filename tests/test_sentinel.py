@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import signal
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,11 @@ from django.test import AsyncClient, override_settings
 from playwright.async_api import async_playwright, expect
 
 from dashboard import checks
+from queues.runner import Producer, default_registry
 from queues.write_once import CLIENT_NAME
 from tests.conftest import CHROMIUM_ARGS, PEER, ROOT, Peer, start_bullpen, stop_bullpen
 from tests.sentinel_topology import SERVICE, SentinelTopology
-from tests.worker_fixtures import wait_for
+from tests.worker_fixtures import WorkerProcess, lines_of, wait_for
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 
@@ -188,3 +191,41 @@ async def test_failover_during_an_action_and_with_a_page_open(
             await browser.close()
     finally:
         stop_bullpen(server)
+
+
+async def test_the_worker_runner_loses_no_job_across_a_failover(
+    sentinel_topology: SentinelTopology, through_sentinel: dict[str, Any], tmp_path: Path
+) -> None:
+    queue = "proc-deliver"  # 10 s locks, stall checks every second (tests/worker_fixtures.py)
+    lines = tmp_path / "deliveries.txt"
+    async with Producer(default_registry) as producer:
+        ids = [
+            await producer.add(queue, "post", {"lines": str(lines), "sleep": 1.0, "log": n % 2})
+            for n in range(10)
+        ]
+    worker = WorkerProcess(sentinel_topology.url, tmp_path / "worker.log", queue)
+    check = None
+    try:
+        await worker.wait_started()
+
+        async def some_running() -> bool:
+            return len(lines_of(lines, "started")) >= 3
+
+        await wait_for("handlers running", some_running)
+        promoted = await asyncio.to_thread(sentinel_topology.shut_master_down)
+        await asyncio.to_thread(sentinel_topology.wait_for_master, promoted)
+        check = sentinel_topology.master()
+
+        async def all_completed() -> bool:
+            assert check is not None
+            return int(check.zcard(f"bull:{queue}:completed")) == len(ids)
+
+        await wait_for("every job completed on the new master", all_completed, limit_s=30)
+        worker.signal(signal.SIGTERM)
+        assert worker.wait() == 0
+    finally:
+        worker.stop()
+        if check is not None:
+            check.close()
+    delivered = Counter(lines_of(lines, "delivered"))
+    assert sorted(set(delivered)) == sorted(ids)  # at least once each: none lost
