@@ -37,6 +37,7 @@ REAL_PARTS = (
     "bullpen_server",
     "chromium_path",
     "sentinel_topology",
+    "restricted_redis_url",
 )
 # What a unit test's Bullpen points at: nothing listens there, so a stray read fails at once.
 NO_REDIS = "redis://127.0.0.1:1/0"
@@ -116,6 +117,23 @@ def sentinel_topology() -> Iterator[SentinelTopology]:
         yield topology
     finally:
         topology.stop()
+
+
+# A user of the test server without CLIENT, CONFIG and INFO, as hosted Redis services give.
+RESTRICTED_USER = ("limited", "limited-pw")
+
+
+@pytest.fixture
+def restricted_redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """The URL of the test server as that user (created for the test, deleted after it)."""
+    user, password = RESTRICTED_USER
+    rules = ["on", f">{password}", "~*", "&*", "+@all", "-client", "-config", "-info"]
+    with redis_server.client() as admin:
+        admin.execute_command("ACL", "SETUSER", user, "reset", *rules)
+        try:
+            yield f"redis://{user}:{password}@127.0.0.1:{redis_server.port}/0"
+        finally:
+            admin.execute_command("ACL", "DELUSER", user)
 
 
 @pytest.fixture
