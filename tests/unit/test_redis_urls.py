@@ -14,6 +14,7 @@ from queues.redis_urls import (
     parse_redis_url,
     redact,
 )
+from queues.write_once import WriteOnceRedis
 
 
 @pytest.mark.parametrize(
@@ -165,3 +166,35 @@ def test_checks_say_what_is_wrong_without_the_password() -> None:
     assert "names no service" in message and "hunter2" not in message
     ((code, message),) = _codes("redis://h:70000/0")
     assert code == "E014" and "port" in message
+
+
+def test_a_sentinel_client_is_built_for_the_master_with_the_urls_options() -> None:
+    from redis.asyncio.sentinel import SentinelManagedSSLConnection
+
+    from queues.sentinel_clients import OwnedSentinelPool, master_client
+
+    target = parse_redis_url(
+        "rediss+sentinel://app:pw@s1:26379,s2:26380/main/2?sentinel_password=spw&ssl_cert_reqs=none"
+    )
+    assert isinstance(target, SentinelUrl)
+    # Nothing connects until a command is sent.
+    client = master_client(target, WriteOnceRedis, {"client_name": "x", "socket_timeout": 3}, 1.5)
+    pool = client.connection_pool
+    assert isinstance(client, WriteOnceRedis) and isinstance(pool, OwnedSentinelPool)
+    assert pool.service_name == "main" and pool.is_master
+    assert pool.connection_class is SentinelManagedSSLConnection
+    kwargs = pool.connection_kwargs
+    assert (kwargs["db"], kwargs["username"], kwargs["password"]) == (2, "app", "pw")
+    assert (kwargs["client_name"], kwargs["socket_timeout"], kwargs["ssl_cert_reqs"]) == (
+        "x",
+        3,
+        "none",
+    )
+    sentinels = pool.sentinel_manager.sentinels
+    assert [s.connection_pool.connection_kwargs["port"] for s in sentinels] == [26379, 26380]
+    asked = sentinels[0].connection_pool.connection_kwargs
+    assert (asked["password"], asked["socket_timeout"], asked["retry"].get_retries()) == (
+        "spw",
+        1.5,
+        0,
+    )
