@@ -100,7 +100,7 @@ def parse_redis_url(url: object) -> RedisTarget:
     """What ``url`` names; :class:`RedisUrlError` when it names nothing usable."""
     if not isinstance(url, str) or not url.strip():
         raise RedisUrlError("it must be a non-empty string")
-    scheme, sep, _rest = url.strip().partition("://")
+    scheme, sep, after_scheme = url.partition("://")
     scheme = scheme.lower()
     if not sep or scheme not in ALL_SCHEMES:
         shown = f"{scheme}://" if sep else "none"
@@ -110,7 +110,7 @@ def parse_redis_url(url: object) -> RedisTarget:
     if scheme in SERVER_SCHEMES:
         return _server(url, scheme)
     # Split by hand: urlsplit refuses some host lists ("Invalid IPv6 URL") and has no port for them.
-    rest, hash_sign, _fragment = _rest.partition("#")
+    rest, hash_sign, _fragment = after_scheme.partition("#")
     if hash_sign:
         raise RedisUrlError("it must not have a #fragment")
     rest, _, query = rest.partition("?")
