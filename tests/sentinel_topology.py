@@ -141,7 +141,7 @@ class SentinelTopology:
 
     def _replica_in_sync(self) -> bool:
         with redis.Redis(port=self.replica_port, decode_responses=True) as replica:
-            return replica.info("replication").get("master_link_status") == "up"
+            return bool(replica.info("replication").get("master_link_status") == "up")
 
     def _ready(self) -> bool:
         with self.sentinel() as client:
