@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 import signal
+import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -39,8 +40,6 @@ class SentinelPeer(Peer):
         self.topology = topology
 
     def __call__(self, command: str, *args: str, timeout: float = 60) -> Any:
-        import subprocess
-
         flags = ["--sentinels", self.topology.sentinels, "--sentinel-name", SERVICE]
         result = subprocess.run(
             ["node", str(PEER), command, *flags, *args],
