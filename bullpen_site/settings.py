@@ -1,14 +1,15 @@
 """Settings of the standalone Bullpen site. Only this module reads the environment.
 
-Environment: REDIS_URL, BULLMQ_PREFIX, DASHBOARD_USERNAME, DASHBOARD_PASSWORD, SECRET_KEY
-(else one made into var/secret_key), DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS (origins,
-whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1: HTTPS only, Secure
-cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS, BULLPEN_HSTS_PRELOAD),
-BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
-READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read
-even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running
-several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
-comma-separated), METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
+Environment: REDIS_URL (redis://, rediss://, unix://, or a Sentinel-watched master as
+redis+sentinel://host:26379,host:26379/<service>), BULLMQ_PREFIX, DASHBOARD_USERNAME,
+DASHBOARD_PASSWORD, SECRET_KEY (else one made into var/secret_key), DEBUG, ALLOWED_HOSTS,
+CSRF_TRUSTED_ORIGINS (origins, whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1:
+HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS,
+BULLPEN_HSTS_PRELOAD), BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
+READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read even
+with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running several server
+processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply, comma-separated),
+METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
 Alerts: ALERT_EMAIL_TO (addresses, whitespace-separated), ALERT_WEBHOOK_URL (URLs,
 whitespace-separated), ALERT_LINK_BASE (the site's public origin, for links in notices), and
 the mail server: EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from django.apps import apps
 from django.conf import settings
@@ -18,6 +17,7 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from queues import conf, conf_problems
+from queues.redis_urls import redact as redact  # the check messages hide passwords
 
 TAG = "bullpen"
 DEFAULT_READER = "dashboard.access.staff_or_basic_reader"
@@ -249,38 +249,43 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 # ``runserver``, which run the other checks on every start.
 @register(TAG, deploy=True)
 def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    import redis
-
     config = _config()
     if config is None:
         return []
     url = str(config["REDIS_URL"])
     timeout = min(float(config["REDIS_TIMEOUT"]), _PROBE_TIMEOUT)
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
-        try:
-            client.ping()
-        finally:
-            client.close()
+        _ping(url, timeout)
     except Exception as error:  # a check reports; it never stops manage.py
         return [
             Warning(
                 f"Redis at {redact(url)} is unreachable: {error}",
                 hint="Pages answer 503 until it is. Check BULLPEN['REDIS_URL'] (rediss:// for "
-                "TLS) and that this machine can reach it.",
+                "TLS, redis+sentinel:// for Sentinel) and that this machine can reach it.",
                 id="bullpen.W009",
             )
         ]
     return []
 
 
-def redact(url: str) -> str:
-    """The URL without its password, fit for a message."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}"))
+def _ping(url: str, timeout: float) -> None:
+    """PING the server ``url`` names, or the master its sentinels name."""
+    import redis
+
+    from queues.redis_urls import SentinelUrl, parse_redis_url
+    from queues.sentinel_clients import sync_master_client
+
+    options: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_timeout": timeout}
+    target = parse_redis_url(url)
+    if isinstance(target, SentinelUrl):
+        with sync_master_client(target, options, timeout) as master:
+            master.ping()
+        return
+    client = redis.Redis.from_url(url, **options)
+    try:
+        client.ping()
+    finally:
+        client.close()
 
 
 @register(TAG)

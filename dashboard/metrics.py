@@ -21,7 +21,7 @@ from queues.counts import summaries
 from queues.durations import recent_durations
 from queues.errors import BullpenError
 from queues.recent import finished_since
-from queues.workers import list_workers
+from queues.workers import ClientListRefused, WorkerConnection, list_workers
 
 
 def _token_ok(request: HttpRequest) -> bool:
@@ -46,7 +46,10 @@ async def read_scrape() -> Scrape:
         found = await summaries()
         refs = [s.ref for s in found]
         recent = await finished_since(refs, LAST_HOUR_S)
-        workers = await list_workers(refs)
+        try:
+            workers: list[WorkerConnection] | None = await list_workers(refs)
+        except ClientListRefused:
+            workers = None  # a Redis user without CLIENT: the gauge is left out
         durations = await recent_durations(refs, int(get_config()["METRICS_DURATION_SAMPLE"]))
         signatures = await read_signatures(found, recent)
     except BullpenError:

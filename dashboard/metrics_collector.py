@@ -31,7 +31,8 @@ class Scrape:
     queues: list[QueueSummary] = field(default_factory=list)
     finished_last_hour: dict[QueueRef, dict[str, int]] = field(default_factory=dict)
     alerts: dict[QueueRef, list[Alert]] = field(default_factory=dict)
-    workers: list[WorkerConnection] = field(default_factory=list)
+    # None when Redis refuses CLIENT LIST to this user: no workers gauge then.
+    workers: list[WorkerConnection] | None = field(default_factory=list)
     durations: dict[QueueRef, list[float]] = field(default_factory=dict)
 
 
@@ -50,7 +51,8 @@ class ScrapeCollector(Collector):
         yield self._paused()
         yield self._finished()
         yield self._alerts()
-        yield self._workers()
+        if self.scrape.workers is not None:
+            yield self._workers(self.scrape.workers)
         yield self._durations()
         yield GaugeMetricFamily(
             "bullpen_redis_up",
@@ -104,13 +106,13 @@ class ScrapeCollector(Collector):
                 family.add_metric([*_queue(summary.ref), rule], int(rule in firing))
         return family
 
-    def _workers(self) -> Metric:
+    def _workers(self, workers: list[WorkerConnection]) -> Metric:
         family = GaugeMetricFamily(
             "bullpen_workers",
             "Worker connections per queue and library.",
             labels=["queue", "library"],
         )
-        per_queue = Counter((worker.queue, worker.library) for worker in self.scrape.workers)
+        per_queue = Counter((worker.queue, worker.library) for worker in workers)
         for (queue, library), count in per_queue.items():
             family.add_metric([queue, library], count)
         return family

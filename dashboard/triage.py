@@ -23,7 +23,7 @@ from queues.errors import BadParameter
 from queues.failure_groups import failure_groups, shared_failure_groups
 from queues.find import find_job
 from queues.keys import QueueRef
-from queues.workers import by_process, list_workers
+from queues.workers import ClientListRefused, by_process, list_workers
 
 
 async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
@@ -63,11 +63,16 @@ async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
 
 @api_view
 async def workers_api(request: HttpRequest, queue: str) -> JsonResponse:
-    workers = await list_workers([await queue_ref(queue)])
+    ref = await queue_ref(queue)
+    try:
+        workers = await list_workers([ref])
+    except ClientListRefused as refused:
+        return JsonResponse({"workers": [], "processes": [], "listed": False, "note": str(refused)})
     return JsonResponse(
         {
             "workers": [w.as_json() for w in workers],  # connections, as before
             "processes": [p.as_json() for p in by_process(workers)],
+            "listed": True,
         }
     )
 
@@ -132,12 +137,17 @@ async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
 @page_view
 async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
-    connections = await list_workers([ref])
+    try:
+        connections = await list_workers([ref])
+        refused = ""
+    except ClientListRefused as error:
+        connections, refused = [], str(error)
     workers = by_process(connections)
     return render(
         request,
         "bullpen/_workers.html",
         {
+            "refused": refused,
             "workers": workers,
             "connections": len(connections),
             "unnamed": any(not w.worker_name for w in workers),

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from queues.conf import ALERT_DELIVERY_KEYS, DEFAULTS
+from queues.redis_urls import ClusterUrl, RedisUrlError, parse_redis_url, redact
 
 # Keys accepted besides DEFAULTS': the short form of PREFIXES.
 ALIASES = ("PREFIX",)
@@ -150,9 +151,7 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
     def bad(key: str, should: str) -> None:
         found.append(Problem("E014", f"BULLPEN[{key!r}] {should}; it is {config[key]!r}."))
 
-    url = config["REDIS_URL"]
-    if not isinstance(url, str) or urlsplit(url).scheme not in ("redis", "rediss", "unix"):
-        bad("REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
+    found += _redis_url(config["REDIS_URL"])
     for key in _POSITIVE:
         if not _number(config[key]) or config[key] <= 0:
             bad(key, "must be a number above 0")
@@ -194,6 +193,34 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
             )
         )
     return found
+
+
+_URL_HINT = (
+    "One server: redis://[user:password@]host:6379/0 (rediss:// for TLS, unix:///path.sock); "
+    "Sentinel: redis+sentinel://[user:password@]host:26379[,host:26379…]/<service>[/<db>] "
+    "(rediss+sentinel:// for TLS)."
+)
+
+
+def _redis_url(url: Any) -> list[Problem]:
+    """Whether REDIS_URL names something Bullpen can connect to."""
+    try:
+        target = parse_redis_url(url)
+    except RedisUrlError as error:
+        shown = repr(redact(url)) if isinstance(url, str) else repr(url)
+        message = f"BULLPEN['REDIS_URL'] = {shown} is not usable: {error}."
+        return [Problem("E014", message, _URL_HINT)]
+    if isinstance(target, ClusterUrl):
+        return [
+            Problem(
+                "E015",
+                f"BULLPEN['REDIS_URL'] is a Redis Cluster URL ({target.scheme}://), and Bullpen "
+                "does not support Redis Cluster yet.",
+                "Point REDIS_URL at one server (redis://) or at a Sentinel-watched master "
+                "(redis+sentinel://).",
+            )
+        ]
+    return []
 
 
 def _live_bounds(live: Any) -> list[Problem]:

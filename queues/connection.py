@@ -6,6 +6,9 @@ a deployment has one pool; tests and management commands that start their own lo
 Connections heal: a pooled connection that Redis closed (a restart, ``CLIENT KILL``) or that
 sat idle is checked before it is used, and a read that meets a broken connection is sent again
 on a fresh one, with backoff. Writes are another matter: see :mod:`queues.write_once`.
+
+``REDIS_URL`` names one server or a master watched by Redis Sentinel (queues/redis_urls.py);
+:func:`open_client` builds either, so every client Bullpen opens follows a failover.
 """
 
 from __future__ import annotations
@@ -13,16 +16,20 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from functools import lru_cache
+from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
+from django.core.exceptions import ImproperlyConfigured
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from queues.conf import get_config, on_change
+from queues.redis_urls import RedisTarget, RedisUrlError, SentinelUrl, ServerUrl, parse_redis_url
 
 T = TypeVar("T")
+R = TypeVar("R", bound=aioredis.Redis)
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
     weakref.WeakKeyDictionary()
@@ -93,9 +100,35 @@ def client_options(*, blocking: bool = False) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=8)
+def redis_target(url: str) -> RedisTarget:
+    """What ``url`` names (parsed once per URL: clients are opened often)."""
+    try:
+        return parse_redis_url(url)
+    except RedisUrlError as error:
+        raise ImproperlyConfigured(f"BULLPEN['REDIS_URL'] cannot be used: {error}") from None
+
+
+def open_client(redis_class: type[R], options: dict[str, Any]) -> R:
+    """A ``redis_class`` client of the configured Redis: the one server ``REDIS_URL`` names,
+    or the current master of a Sentinel-watched service."""
+    url = get_config()["REDIS_URL"]
+    target = redis_target(url)
+    if isinstance(target, ServerUrl):
+        return cast(R, redis_class.from_url(url, **options))
+    if isinstance(target, SentinelUrl):
+        from queues.sentinel_clients import master_client
+
+        return master_client(target, redis_class, options, float(get_config()["REDIS_TIMEOUT"]))
+    raise ImproperlyConfigured(
+        f"BULLPEN['REDIS_URL'] is a Redis Cluster URL ({target.scheme}://): Bullpen does not "
+        "support Redis Cluster yet; point it at one server or at Sentinel."
+    )
+
+
 def new_client(*, blocking: bool = False) -> aioredis.Redis:
     """A client of its own, for a caller that blocks on it or must close it itself."""
-    return aioredis.Redis.from_url(get_config()["REDIS_URL"], **client_options(blocking=blocking))
+    return open_client(aioredis.Redis, client_options(blocking=blocking))
 
 
 def get_client() -> aioredis.Redis:

@@ -4,6 +4,9 @@ Python workers name theirs ``<prefix>:<queue>[:w:<worker name>]``, Node workers
 ``<prefix>:<base64 of queue>[:w:<worker name>]``; each library lists only its own, so both forms
 are read here from one ``CLIENT LIST``. A worker process opens several connections under one
 name (a blocking one for waiting on jobs, a normal one): ``by_process`` folds them into one.
+
+Hosted Redis services often give a user without ``CLIENT``; then no workers can be listed, and
+:class:`ClientListRefused` says so (the rest of Bullpen does not need the command).
 """
 
 from __future__ import annotations
@@ -12,9 +15,27 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import NoPermissionError, ResponseError
+
 from queues.connection import get_client
+from queues.errors import BullpenError
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
+
+
+class ClientListRefused(BullpenError):
+    """Redis refuses ``CLIENT LIST`` to this user: workers cannot be listed."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The Redis user Bullpen connects as may not list clients (CLIENT LIST is refused, "
+            "as on many hosted Redis services), so workers cannot be shown."
+        )
+
+
+def _refused(error: ResponseError) -> bool:
+    """A permission error, or a service that renamed or removed the command."""
+    return isinstance(error, NoPermissionError) or "unknown command" in str(error).lower()
 
 
 @dataclass(frozen=True)
@@ -141,8 +162,14 @@ def match_workers(clients: list[dict[str, str]], refs: list[QueueRef]) -> list[W
 
 
 async def list_workers(refs: list[QueueRef]) -> list[WorkerConnection]:
+    """The worker connections of ``refs``; :class:`ClientListRefused` when Redis will not say."""
     async with translate_redis_errors():
-        text = await get_client().execute_command("CLIENT", "LIST")  # type: ignore[no-untyped-call]
+        try:
+            text = await get_client().execute_command("CLIENT", "LIST")  # type: ignore[no-untyped-call]
+        except ResponseError as error:
+            if _refused(error):
+                raise ClientListRefused from error
+            raise
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     return match_workers(parse_client_list(str(text)), refs)

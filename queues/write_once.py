@@ -19,18 +19,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands import READ_COMMANDS
-from redis.exceptions import BusyLoadingError
+from redis.exceptions import BusyLoadingError, NoPermissionError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from queues.conf import get_config
-from queues.connection import client_options, read_retry
+from queues.connection import client_options, open_client, read_retry
 from queues.connection_check import make_usable
 
 # Commands that change nothing, so that sending them twice is harmless.
@@ -125,7 +125,24 @@ async def _nothing(error: Exception) -> None:
 CLIENT_NAME = "bullpen-actions"
 
 
+async def _set_up_named_if_allowed(connection: AbstractConnection) -> None:
+    """redis-py's setup of a new connection (AUTH, SELECT, ...), named ``CLIENT_NAME`` unless
+    the Redis user may not name connections (hosted Redis without CLIENT): then unnamed."""
+    try:
+        await connection.on_connect()  # type: ignore[no-untyped-call]
+    except NoPermissionError:
+        if not connection.client_name:
+            raise
+        connection.client_name = None
+        await connection.on_connect()  # type: ignore[no-untyped-call]
+
+
 def write_once_client() -> WriteOnceRedis:
     """A client of the configured Redis whose writes are sent at most once."""
-    options = {**client_options(), "retry": Retry(NoBackoff(), 0), "client_name": CLIENT_NAME}
-    return cast(WriteOnceRedis, WriteOnceRedis.from_url(get_config()["REDIS_URL"], **options))
+    options = {
+        **client_options(),
+        "retry": Retry(NoBackoff(), 0),
+        "client_name": CLIENT_NAME,
+        "redis_connect_func": _set_up_named_if_allowed,
+    }
+    return open_client(WriteOnceRedis, options)

@@ -24,12 +24,21 @@ from queues import connection, failure_groups
 from queues.actions import handles
 from tests import module_state
 from tests.redis_server import RedisServer, free_port
+from tests.sentinel_topology import SentinelTopology
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / "tests" / "interop" / "peer.mjs"
 UNIT_DIR = ROOT / "tests" / "unit"
 # Fixtures that start a real part; a unit test asking for one is in the wrong tier.
-REAL_PARTS = ("redis_server", "redis_client", "peer", "bullpen_server", "chromium_path")
+REAL_PARTS = (
+    "redis_server",
+    "redis_client",
+    "peer",
+    "bullpen_server",
+    "chromium_path",
+    "sentinel_topology",
+    "restricted_redis_url",
+)
 # What a unit test's Bullpen points at: nothing listens there, so a stray read fails at once.
 NO_REDIS = "redis://127.0.0.1:1/0"
 
@@ -97,6 +106,34 @@ async def close_redis_clients() -> AsyncIterator[None]:
     # The shared clients belong to this test's event loop: close them with the loop.
     await connection.close_current()
     await handles.close_current()
+
+
+@pytest.fixture
+def sentinel_topology() -> Iterator[SentinelTopology]:
+    """A master, its replica and one sentinel of their own (a failover test ends the master)."""
+    topology = SentinelTopology()
+    try:
+        topology.start()
+        yield topology
+    finally:
+        topology.stop()
+
+
+# A user of the test server without CLIENT, CONFIG and INFO, as hosted Redis services give.
+RESTRICTED_USER = ("limited", "limited-pw")
+
+
+@pytest.fixture
+def restricted_redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """The URL of the test server as that user (created for the test, deleted after it)."""
+    user, password = RESTRICTED_USER
+    rules = ["on", f">{password}", "~*", "&*", "+@all", "-client", "-config", "-info"]
+    with redis_server.client() as admin:
+        admin.execute_command("ACL", "SETUSER", user, "reset", *rules)
+        try:
+            yield f"redis://{user}:{password}@127.0.0.1:{redis_server.port}/0"
+        finally:
+            admin.execute_command("ACL", "DELUSER", user)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from bullmq import Job, Queue
 from queues.dead_letters import dead_letter_ref
 from queues.errors import Conflict, JobNotFound, QueueDataError
 from queues.keys import QueueRef
+from queues.restricted_redis import without_info
 from queues.write_once import write_once_client
 
 # Job options a replayed job keeps; ids, delays, repeat and parent links belong to the original.
@@ -50,7 +51,7 @@ class Replayed:
 
 def _queue_on(client: aioredis.Redis, ref: QueueRef) -> Queue:
     # The replay closes its client itself, once, after both queues are done with it.
-    queue = Queue(ref.name, {"connection": client, "prefix": ref.prefix})
+    queue = without_info(Queue(ref.name, {"connection": client, "prefix": ref.prefix}))
     queue.backend.owns_connection = False
     return queue
 

@@ -16,6 +16,7 @@ from bullmq import Queue
 
 from queues.conf import on_change
 from queues.keys import QueueRef
+from queues.restricted_redis import without_info
 from queues.write_once import write_once_client
 
 _handles: weakref.WeakKeyDictionary[
@@ -33,7 +34,7 @@ def queue_for_actions(ref: QueueRef) -> Queue:
     client, queues = entry
     queue = queues.get(ref)
     if queue is None:
-        queue = Queue(ref.name, {"connection": client, "prefix": ref.prefix})
+        queue = without_info(Queue(ref.name, {"connection": client, "prefix": ref.prefix}))
         queues[ref] = queue
     return queue
 

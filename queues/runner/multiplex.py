@@ -39,6 +39,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.client import EMPTY_RESPONSE, NEVER_DECODE
 from redis.exceptions import BusyLoadingError, InvalidResponse, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -293,7 +294,12 @@ class MultiplexedRedis(aioredis.Redis):
             await old.disconnect(nowait=True)
         conn: AbstractConnection = self.connection_pool.make_connection()  # type: ignore[no-untyped-call]
         # AUTH, SELECT, CLIENT SETNAME; one attempt: execute_command retries with backoff.
-        await conn.connect_check_health(check_health=True, retry_socket_connect=False)
+        if isinstance(conn, SentinelManagedConnection):
+            # To the master the sentinels name now (a failover moves it).
+            address = await conn.connection_pool.get_master_address()
+            await conn.connect_to(address)  # type: ignore[no-untyped-call]
+        else:
+            await conn.connect_check_health(check_health=True, retry_socket_connect=False)
         parser = conn._parser
         writer = conn._writer
         if (

@@ -10,9 +10,10 @@ import redis.asyncio as aioredis
 from bullmq import Queue
 
 from queues.keys import QueueRef
+from queues.restricted_redis import without_info
 
 
 def bullmq_queue(client: aioredis.Redis, ref: QueueRef) -> Queue:
-    queue = Queue(ref.name, {"connection": client, "prefix": ref.prefix})
+    queue = without_info(Queue(ref.name, {"connection": client, "prefix": ref.prefix}))
     queue.backend.owns_connection = False
     return queue

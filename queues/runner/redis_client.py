@@ -3,7 +3,8 @@
 A process running workers holds one shared client (producers, the dead-letter queue, schedulers,
 fairness) and one client per worker, which BullMQ needs for its blocking wait and which carries
 the worker's name for ``CLIENT LIST``. All of them come from :mod:`queues.connection`'s options:
-``REDIS_URL`` (``rediss://``, ``redis://user:password@host`` and ``unix://`` work), decoded
+``REDIS_URL`` (``rediss://``, ``redis://user:password@host``, ``unix://`` and Sentinel's
+``redis+sentinel://`` work: every connection goes to the master of the moment), decoded
 responses, and no socket timeout on blocking clients (a 5 s timeout equal to the worker's 5 s
 blocking wait makes delayed jobs and the limiter stall).
 
@@ -24,9 +25,9 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.sentinel import SentinelManagedConnection, SentinelManagedSSLConnection
 
-from queues.conf import get_config
-from queues.connection import client_options
+from queues.connection import client_options, open_client
 from queues.runner.multiplex import MultiplexedRedis
 
 try:
@@ -64,19 +65,29 @@ class HiredisUnixConnection(_HiredisPacking, UnixDomainSocketConnection):
     pass
 
 
+class HiredisSentinelConnection(_HiredisPacking, SentinelManagedConnection):
+    pass
+
+
+class HiredisSentinelSSLConnection(_HiredisPacking, SentinelManagedSSLConnection):
+    pass
+
+
 _PACKED = {
     Connection: HiredisConnection,
     SSLConnection: HiredisSSLConnection,
     UnixDomainSocketConnection: HiredisUnixConnection,
+    SentinelManagedConnection: HiredisSentinelConnection,
+    SentinelManagedSSLConnection: HiredisSentinelSSLConnection,
 }
 
 
 def runner_client(*, blocking: bool) -> aioredis.Redis:
     """A client of the configured Redis for the runner (``blocking`` for a worker)."""
-    url = get_config()["REDIS_URL"]
-    client: aioredis.Redis = MultiplexedRedis.from_url(url, **client_options(blocking=blocking))
+    client: aioredis.Redis = open_client(MultiplexedRedis, client_options(blocking=blocking))
     pool = client.connection_pool
     if hiredis is not None:
-        # The URL's scheme chose the class (TCP, TLS, unix socket): keep it, add the packing.
+        # The URL's scheme chose the class (TCP, TLS, unix socket, Sentinel's master): keep it,
+        # add the packing.
         pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
     return client

@@ -34,8 +34,10 @@ from typing import Any
 
 from bullmq import Job, Queue, Worker
 from bullmq.custom_errors import DelayedError, UnrecoverableError, WaitingChildrenError
+from redis.exceptions import NoPermissionError
 
 from queues.cancelling import cancel_and_wait
+from queues.restricted_redis import forget_client_name, learn_redis_version
 from queues.runner.dead_letter import dead_letter_id, fail_finally
 from queues.runner.dispatch import Deferred, Dispatcher
 from queues.runner.finish import Completer
@@ -105,11 +107,21 @@ class RunnerWorker(Worker):  # type: ignore[misc]
     async def start(self) -> None:
         # The package assumes an old Redis until asked: whole-second blocking waits, which
         # would cut a 100 ms limiter window to 1 s.
-        await self.backend.connection.getRedisVersion()
+        await learn_redis_version(self.backend.connection)
         if self.backend.blocking_connection is not None:
-            await self.backend.blocking_connection.getRedisVersion()
+            await learn_redis_version(self.backend.blocking_connection)
         await self._ensure_client_names()  # `bull:<queue>:w:<name>`, for workers lists
         self._run_task = asyncio.ensure_future(self.run())
+
+    async def _ensure_client_names(self) -> None:
+        try:
+            await super()._ensure_client_names()
+        except NoPermissionError:
+            # A Redis user without CLIENT: the worker runs, unnamed (restricted_redis.py).
+            forget_client_name(self.backend.connection)
+            if self.backend.blocking_connection is not None:
+                forget_client_name(self.backend.blocking_connection)
+            self._client_name_set = True
 
     def _busy(self) -> set[asyncio.Future[Any]]:
         return {task for task in (*self.processing, *self._slots) if not task.done()}

@@ -108,6 +108,17 @@ function jsonFlag(flags, key, fallback) {
 // --------------------------------------------------------------- connection
 
 function baseOptions(flags) {
+  if (flags.sentinels !== undefined) {
+    // Through Redis Sentinel: ioredis asks the sentinels for the master of --sentinel-name.
+    const sentinels = flags.sentinels.split(',').map(hostPort => {
+      const [host, port] = hostPort.split(':');
+      return { host, port: Number(port) };
+    });
+    return {
+      connection: { sentinels, name: required(flags, 'sentinel-name'), maxRetriesPerRequest: null },
+      prefix: flags.prefix ?? 'bull',
+    };
+  }
   const url = flags.redis ?? process.env.BULLPEN_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
   return {
     // BullMQ 6 builds its own ioredis clients from these options (a Worker
