@@ -137,7 +137,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         follower = live.ensure_started()
         follower.wake.set()
         only = None if watch == "overview" else slug
-        snapshot = _only(follower.snapshot(), only) or await _read_counts(only)
+        snapshot = _only(follower.snapshot(overview=only is None), only) or await _read_counts(only)
         if snapshot is not None:
             await self.send_json(snapshot)
         if watch == "queue":
@@ -348,4 +348,7 @@ async def _read_counts(slug: str | None = None) -> live_protocol.CountsMessage |
         found = await counts.summaries(None if slug is None else [QueueRef.from_slug(slug)])
     except Exception:  # Redis away: the status message says so, counts come when it is back
         return None
-    return live_protocol.counts_message([counts_entry(s.ref, s.counts, s.paused) for s in found])
+    entries = [counts_entry(s.ref, s.counts, s.paused) for s in found]
+    if slug is None:  # for the overview
+        entries = [live_protocol.overview_entry(entry) for entry in entries]
+    return live_protocol.counts_message(entries)

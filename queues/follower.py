@@ -69,6 +69,10 @@ class LiveSettings:
     # state changes go out without their hash (the page moves or drops those rows).
     row_reads_per_second: float = 6.0
     full_refresh: float = 30.0
+    # Every queue's counts go to the overviews this often, changed or not (otherwise only
+    # what changed, and everything when a reader starts or Redis or the channel layer is back):
+    # a page that missed a message is right again within this long.
+    resend_counts: float = 300.0
     # At most this many queues a second are re-read although no event moved them (those not
     # read for full_refresh seconds, the longest unread first): 5 is ~2,400 commands a minute
     # at most, whatever the number of queues.
@@ -109,6 +113,7 @@ class Follower:
             heartbeat=Periodic(s.heartbeat_interval),
             read_interest=Periodic(s.interest_interval),
             full_refresh=Periodic(s.full_refresh),
+            resend_counts=Periodic(s.resend_counts),
             discover=Periodic(s.discover_interval),
             adopt=Periodic(1.0),
             flush_samples=Periodic(5.0),
@@ -116,7 +121,7 @@ class Follower:
         )
         self.status = RedisStatus()
         # The channel layer is back after refusing messages: pages missed some, send everything.
-        self.outbox = Outbox(publish, layer_back=self.chores.full_refresh.hurry)
+        self.outbox = Outbox(publish, layer_back=self._send_everything_soon)
         self.leadership = Leadership(
             registry,
             lease_key=f"{key_prefix}:live:lease",
@@ -150,9 +155,9 @@ class Follower:
     def redis_ok(self) -> bool | None:
         return self.status.ok
 
-    def snapshot(self) -> LiveMessage | None:
+    def snapshot(self, *, overview: bool = False) -> LiveMessage | None:
         """Last known counts of every queue (no Redis read), for a page that just connected."""
-        return self.counts.snapshot()
+        return self.counts.snapshot(overview=overview)
 
     async def run(self) -> None:
         reader = asyncio.ensure_future(
@@ -235,7 +240,8 @@ class Follower:
             return  # nobody watches any page: read nothing until someone does
         if chores.full_refresh.due():
             found = await self.following.discovered(redis)
-            await self.counts.refresh_all(list(found.queues))
+            everything = chores.resend_counts.due()
+            await self.counts.refresh_all(list(found.queues), everything=everything)
         elif chores.discover.due():
             await self.following.discovered(redis)
         elif chores.adopt.due():
@@ -257,7 +263,13 @@ class Follower:
         self.streams.forget_all()
         self.rows.clear()
         self.counts.restart()
+        self._send_everything_soon()
+
+    def _send_everything_soon(self) -> None:
+        """Pages may have missed counts (a new reader, Redis or the channel layer back): read
+        and send every queue's at once."""
         self.chores.full_refresh.hurry()
+        self.chores.resend_counts.hurry()
 
     async def _flush_samples(self, redis: aioredis.Redis) -> None:
         try:
@@ -270,7 +282,7 @@ class Follower:
         if not self.status.change(ok, detail):
             return
         if ok:
-            self.chores.full_refresh.hurry()  # recovered: re-read everything at once
+            self._send_everything_soon()  # recovered: re-read everything at once
         else:
             self.counts.forget_sent()
         await self.outbox.publish(("status",), live_protocol.status_message(ok, detail))

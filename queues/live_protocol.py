@@ -126,6 +126,12 @@ def counts_entry(slug: str, name: str, counts: dict[str, int], paused: bool) -> 
     return {"slug": slug, "name": name, "counts": counts, "paused": paused}
 
 
+def overview_entry(entry: CountsEntry) -> CountsEntry:
+    """``entry`` as the overview gets it: only the states that hold jobs (an overview of
+    thousands of queues gets every queue's counts when it connects; most states are empty)."""
+    return {**entry, "counts": {state: n for state, n in entry["counts"].items() if n}}
+
+
 def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessage:
     return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
 

@@ -13,6 +13,7 @@ from channels.testing import WebsocketCommunicator
 
 from dashboard import live
 from dashboard.consumers import LiveConsumer, _under_session_wrappers
+from queues.keys import STATES
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
 
@@ -65,9 +66,12 @@ async def receive(socket: WebsocketCommunicator, timeout: float) -> Message:  # 
 
 
 def counts_of(message: Message, slug: str) -> dict[str, int] | None:
+    """A queue's counts in a counts message, every state filled in (the overview's leave out
+    the states without jobs)."""
     if message.get("type") != "counts":
         return None
-    return next((q["counts"] for q in message["queues"] if q["slug"] == slug), None)
+    found = next((q["counts"] for q in message["queues"] if q["slug"] == slug), None)
+    return None if found is None else {state: found.get(state, 0) for state in STATES}
 
 
 async def run_peer(peer: Peer, *args: str) -> Any:

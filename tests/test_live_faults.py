@@ -63,7 +63,7 @@ async def waiting_reaches(socket: Any, queue: str, count: int, within: float) ->
             counts = await next_counts(socket, queue, remaining)
         except TimeoutError:
             break
-        if counts["waiting"] == count:
+        if counts.get("waiting", 0) == count:
             return time.monotonic() - started
     raise AssertionError(f"{queue} never showed {count} waiting within {within} s")
 
@@ -158,7 +158,7 @@ async def test_at_maxmemory_the_follower_still_reads_and_pushes_counts(
                     seen = {e["slug"]: e["counts"] for e in part["queues"]}
             if seen and seen.get("full", {}).get("waiting") == 2:
                 break
-        assert seen is not None and seen["full"]["waiting"] == 2
+        assert seen is not None and seen["full"].get("waiting") == 2
         follower = live.ensure_started()
         for _ in range(50):  # it reads the event streams though it could not write a lease
             if follower.leader:

@@ -44,7 +44,7 @@ async def wait_for_waiting(socket: Any, queue: str, count: int, within: float = 
         for part in message["messages"] if message.get("type") == "batch" else [message]:
             if part.get("type") == "counts":
                 for entry in part["queues"]:
-                    if entry["slug"] == queue and entry["counts"]["waiting"] == count:
+                    if entry["slug"] == queue and entry["counts"].get("waiting", 0) == count:
                         return
     raise AssertionError(f"{queue} never showed {count} waiting")
 

@@ -61,11 +61,15 @@ class LiveCounts:
         # Read in batches of up to a second's worth: one pipelined round trip each.
         self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
 
-    def snapshot(self) -> LiveMessage | None:
-        """Last known counts of every queue (no Redis read), for a page that just connected."""
+    def snapshot(self, *, overview: bool = False) -> LiveMessage | None:
+        """Last known counts of every queue (no Redis read), for a page that just connected;
+        ``overview``: as the overview topic sends them (empty states left out)."""
         if not self.last_sent:
             return None
-        return live_protocol.counts_message(list(self.last_sent.values()))
+        entries = list(self.last_sent.values())
+        if overview:
+            entries = [live_protocol.overview_entry(entry) for entry in entries]
+        return live_protocol.counts_message(entries)
 
     def take(self, ref: QueueRef, event: QueueEvent) -> None:
         at = event.at_ms
@@ -89,10 +93,10 @@ class LiveCounts:
         self.last_sent.clear()
         self.estimates.clear()
 
-    async def refresh_all(self, queues: list[QueueRef]) -> None:
+    async def refresh_all(self, queues: list[QueueRef], *, everything: bool = True) -> None:
         """Every queue there is: read those whose counts are not known yet and the watched ones
-        not read lately, and send all their counts (the others' are kept exact by the events,
-        checked by :meth:`verify_quiet`)."""
+        not read lately, and send their counts that changed, or all with ``everything`` (the
+        others' are kept exact by the events, checked by :meth:`verify_quiet`)."""
         for ref in set(self.last_sent) - set(queues):
             self.last_sent.pop(ref, None)
             self.estimates.forget(ref)
@@ -106,9 +110,8 @@ class LiveCounts:
             or (ref.slug in watched and now - self.read_at.get(ref, 0) >= self.resync_interval)
         ]
         await self.read_exact(stale)
-        # Everything, changed or not: pages served by processes that do not read Redis have
-        # no snapshot of their own.
-        self._send(queues, 0, everything=True)
+        # ``everything``: changed or not, for pages that may have missed a message.
+        self._send(queues, 0, everything=everything)
 
     async def verify_quiet(self) -> None:
         """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
@@ -171,7 +174,8 @@ class LiveCounts:
             self.last_sent[ref] = entry
         if not changed:
             return
-        self.outbox.emit(("overview",), live_protocol.counts_message(changed, event_at))
+        overview = [live_protocol.overview_entry(entry) for entry in changed]
+        self.outbox.emit(("overview",), live_protocol.counts_message(overview, event_at))
         for entry in changed:
             if entry["slug"] in self.watching.queues:
                 self.outbox.emit(

@@ -35,6 +35,7 @@ class Chores:
     heartbeat: Periodic
     read_interest: Periodic
     full_refresh: Periodic
+    resend_counts: Periodic
     discover: Periodic
     adopt: Periodic
     flush_samples: Periodic

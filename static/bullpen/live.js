@@ -253,12 +253,13 @@
     state.queues[queue.slug] = queue;
     var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.slug) + '"]');
     if (!row) return;
-    Object.keys(queue.counts).forEach(function (name) {
-      var cell = row.querySelector('td[data-state="' + name + '"]');
-      var link = cell && cell.querySelector("a");
-      if (link && link.textContent !== String(queue.counts[name])) {
-        link.textContent = queue.counts[name];
-        cell.classList.toggle("zero", !queue.counts[name]);
+    // The overview's counts leave out the states without jobs.
+    row.querySelectorAll("td[data-state]").forEach(function (cell) {
+      var n = queue.counts[cell.dataset.state] || 0;
+      var link = cell.querySelector("a");
+      if (link && link.textContent !== String(n)) {
+        link.textContent = n;
+        cell.classList.toggle("zero", !n);
         flash(cell);
       }
     });
