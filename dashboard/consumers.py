@@ -137,7 +137,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         follower = live.ensure_started()
         follower.wake.set()
         only = None if watch == "overview" else slug
-        snapshot = _only(follower.snapshot(overview=only is None), only) or await _read_counts(only)
+        snapshot = follower.snapshot(only) or await _read_counts(only)
         if snapshot is not None:
             await self.send_json(snapshot)
         if watch == "queue":
@@ -329,17 +329,6 @@ def _under_session_wrappers(send: Any) -> Any:
     return send
 
 
-def _only(
-    snapshot: live_protocol.LiveMessage | None, slug: str | None
-) -> live_protocol.LiveMessage | None:
-    """The snapshot, or for a queue or job page only its queue's counts (the overview alone
-    needs every queue's: thousands of entries are not sent to a page that shows one)."""
-    if snapshot is None or slug is None or snapshot.get("type") != "counts":
-        return snapshot
-    entries = [entry for entry in snapshot["queues"] if entry["slug"] == slug]  # type: ignore[typeddict-item]
-    return live_protocol.counts_message(entries) if entries else None
-
-
 async def _read_counts(slug: str | None = None) -> live_protocol.CountsMessage | None:
     """Counts for a page whose process has none yet (it started a moment ago, or another
     process reads the event streams): one round trip, as a page load costs; only ``slug``'s
@@ -350,5 +339,6 @@ async def _read_counts(slug: str | None = None) -> live_protocol.CountsMessage |
         return None
     entries = [counts_entry(s.ref, s.counts, s.paused) for s in found]
     if slug is None:  # for the overview
-        entries = [live_protocol.overview_entry(entry) for entry in entries]
+        overview = [live_protocol.overview_entry(entry) for entry in entries]
+        return live_protocol.overview_counts_message(overview)
     return live_protocol.counts_message(entries)

@@ -155,9 +155,10 @@ class Follower:
     def redis_ok(self) -> bool | None:
         return self.status.ok
 
-    def snapshot(self, *, overview: bool = False) -> LiveMessage | None:
-        """Last known counts of every queue (no Redis read), for a page that just connected."""
-        return self.counts.snapshot(overview=overview)
+    def snapshot(self, slug: str | None = None) -> LiveMessage | None:
+        """Last known counts (no Redis read) for a page that just connected: every queue's for
+        an overview, or only ``slug``'s."""
+        return self.counts.snapshot() if slug is None else self.counts.snapshot_of(slug)
 
     async def run(self) -> None:
         reader = asyncio.ensure_future(

@@ -23,9 +23,19 @@ class CountsEntry(TypedDict):
     paused: bool
 
 
+class OverviewEntry(TypedDict, total=False):
+    """A counts entry as the overview gets it: ``name`` only when it is not the slug,
+    ``paused`` only when true, ``counts`` only the states that hold jobs."""
+
+    slug: str
+    name: str
+    counts: dict[str, int]
+    paused: bool
+
+
 class CountsMessage(TypedDict):
     type: Literal["counts"]
-    queues: list[CountsEntry]
+    queues: list[CountsEntry] | list[OverviewEntry]
     at: int
     eventAt: int  # when the oldest event behind these counts was written (0: none)
 
@@ -126,10 +136,22 @@ def counts_entry(slug: str, name: str, counts: dict[str, int], paused: bool) -> 
     return {"slug": slug, "name": name, "counts": counts, "paused": paused}
 
 
-def overview_entry(entry: CountsEntry) -> CountsEntry:
-    """``entry`` as the overview gets it: only the states that hold jobs (an overview of
-    thousands of queues gets every queue's counts when it connects; most states are empty)."""
-    return {**entry, "counts": {state: n for state, n in entry["counts"].items() if n}}
+def overview_entry(entry: CountsEntry) -> OverviewEntry:
+    """``entry`` as the overview gets it: an overview of thousands of queues gets every
+    queue's counts when it connects, and most states are empty, most queues not paused."""
+    found: OverviewEntry = {
+        "slug": entry["slug"],
+        "counts": {state: n for state, n in entry["counts"].items() if n},
+    }
+    if entry["name"] != entry["slug"]:
+        found["name"] = entry["name"]
+    if entry["paused"]:
+        found["paused"] = True
+    return found
+
+
+def overview_counts_message(entries: list[OverviewEntry], event_at: int = 0) -> CountsMessage:
+    return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
 
 
 def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessage:

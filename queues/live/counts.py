@@ -61,15 +61,18 @@ class LiveCounts:
         # Read in batches of up to a second's worth: one pipelined round trip each.
         self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
 
-    def snapshot(self, *, overview: bool = False) -> LiveMessage | None:
-        """Last known counts of every queue (no Redis read), for a page that just connected;
-        ``overview``: as the overview topic sends them (empty states left out)."""
+    def snapshot(self) -> LiveMessage | None:
+        """Last known counts of every queue (no Redis read), as the overview gets them, for an
+        overview that just connected."""
         if not self.last_sent:
             return None
-        entries = list(self.last_sent.values())
-        if overview:
-            entries = [live_protocol.overview_entry(entry) for entry in entries]
-        return live_protocol.counts_message(entries)
+        entries = [live_protocol.overview_entry(entry) for entry in self.last_sent.values()]
+        return live_protocol.overview_counts_message(entries)
+
+    def snapshot_of(self, slug: str) -> LiveMessage | None:
+        """Last known counts of one queue, for its queue or job page that just connected."""
+        entries = [entry for entry in self.last_sent.values() if entry["slug"] == slug]
+        return live_protocol.counts_message(entries) if entries else None
 
     def take(self, ref: QueueRef, event: QueueEvent) -> None:
         at = event.at_ms
@@ -175,7 +178,7 @@ class LiveCounts:
         if not changed:
             return
         overview = [live_protocol.overview_entry(entry) for entry in changed]
-        self.outbox.emit(("overview",), live_protocol.counts_message(overview, event_at))
+        self.outbox.emit(("overview",), live_protocol.overview_counts_message(overview, event_at))
         for entry in changed:
             if entry["slug"] in self.watching.queues:
                 self.outbox.emit(

@@ -269,11 +269,12 @@
 
   function groupOf(queue, list) {
     var grouping = list.dataset.group, delimiter = list.dataset.delimiter;
+    var name = queue.name || queue.slug;  // left out when it is the slug
     var cut = queue.slug.lastIndexOf(":");
     if (grouping === "prefix") return cut < 0 ? list.dataset.firstPrefix : queue.slug.slice(0, cut);
-    var at = grouping === "head" ? queue.name.indexOf(delimiter) : queue.name.lastIndexOf(delimiter);
-    if (!delimiter || at < 0) return queue.name;
-    return grouping === "head" ? queue.name.slice(0, at) : queue.name.slice(at + delimiter.length);
+    var at = grouping === "head" ? name.indexOf(delimiter) : name.lastIndexOf(delimiter);
+    if (!delimiter || at < 0) return name;
+    return grouping === "head" ? name.slice(0, at) : name.slice(at + delimiter.length);
   }
 
   var refreshTimer = null;
