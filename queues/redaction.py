@@ -1,0 +1,173 @@
+"""Masking the job fields named by field paths, before a job leaves the server.
+
+A path names a JSON field of a job (``data``, ``returnvalue``, ``opts`` or ``progress``), then
+keys inside it, separated by dots: ``data.password``, ``data.card.number``. A segment may be
+a glob (``*``, ``?``, ``[abc]``, matched against a key or a list index), and ``**`` stands
+for any number of levels, none included: ``data.*.token``, ``**.apiKey``. A matched value is
+replaced by :data:`MARKER` and its key kept, so people see the field exists.
+
+Pure: :func:`compile_paths` once, then :func:`mask` on each parsed value (or
+:func:`redact_job` on a decoded job hash). Nothing here reads settings or Redis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fnmatch import translate
+from typing import Any
+
+from queues.jsontext import MAX_DEPTH, depth
+
+MARKER = "[redacted]"
+# The fields of a decoded job a path may start at: those BullMQ stores as JSON.
+ROOTS = ("data", "returnvalue", "opts", "progress")
+ANY_DEPTH = "**"
+
+Matcher = Callable[[str], bool]
+# One path after its first segment: a matcher per segment, None for ``**``.
+Pattern = tuple[Matcher | None, ...]
+# Where a walk stands in each path: (path, index of its next segment).
+States = tuple[tuple[Pattern, int], ...]
+
+
+class PathError(ValueError):
+    """A field path that cannot be used, with the reason."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Compiled paths: for each root they reach, where the walk starts inside its value."""
+
+    starts: dict[str, States]
+    # Roots masked whole (a path that is just ``data``, or ends in ``**`` right after it).
+    whole: frozenset[str]
+
+    @property
+    def roots(self) -> frozenset[str]:
+        return frozenset(self.starts) | self.whole
+
+
+def _matcher(segment: str) -> Matcher:
+    if not any(char in segment for char in "*?["):
+        return segment.__eq__
+    return re.compile(translate(segment)).match  # type: ignore[return-value]
+
+
+def path_problem(path: Any) -> str | None:
+    """Why ``path`` cannot be used, or None."""
+    if not isinstance(path, str) or not path.strip():
+        return "a path must be a non-empty string"
+    segments = path.split(".")
+    if any(not segment for segment in segments):
+        return f"{path!r} has an empty segment (two dots, or a dot at an end)"
+    if any(ANY_DEPTH in s and s != ANY_DEPTH for s in segments):
+        return f"{path!r}: ** must be a segment of its own"
+    head = _matcher(segments[0])
+    if segments[0] != ANY_DEPTH and not any(head(root) for root in ROOTS):
+        return f"{path!r} must start with one of: {', '.join(ROOTS)} (or a glob matching one)"
+    return None
+
+
+def compile_paths(paths: Iterable[str]) -> Rules:
+    """Rules for ``paths``; :class:`PathError` names the first that cannot be used."""
+    starts: dict[str, list[tuple[Pattern, int]]] = {}
+    whole: set[str] = set()
+    for path in paths:
+        problem = path_problem(path)
+        if problem:
+            raise PathError(problem)
+        segments = path.split(".")
+        pattern: Pattern = tuple(None if s == ANY_DEPTH else _matcher(s) for s in segments)
+        for root in ROOTS:
+            for index in _step(pattern, _closure(pattern, 0), root):
+                if index == len(pattern):
+                    whole.add(root)
+                else:
+                    starts.setdefault(root, []).append((pattern, index))
+    return Rules(
+        {root: tuple(found) for root, found in starts.items() if root not in whole},
+        frozenset(whole),
+    )
+
+
+def _closure(pattern: Pattern, index: int) -> list[int]:
+    """``index`` and the indexes a ``**`` there lets the walk skip to (it may match nothing)."""
+    found = [index]
+    while index < len(pattern) and pattern[index] is None:
+        index += 1
+        found.append(index)
+    return found
+
+
+def _step(pattern: Pattern, indexes: list[int], key: str) -> list[int]:
+    """Where the walk stands in ``pattern`` after going into ``key`` from ``indexes``."""
+    after: list[int] = []
+    for index in indexes:
+        if index == len(pattern):
+            continue
+        matcher = pattern[index]
+        if matcher is None:
+            after.extend(_closure(pattern, index))  # ** takes the key and may take more
+        elif matcher(key):
+            after.extend(_closure(pattern, index + 1))
+    return after
+
+
+def mask(value: Any, states: States) -> tuple[Any, int]:
+    """``value`` with what ``states`` reach replaced by MARKER (dicts and lists are changed in
+    place), and how many values were masked."""
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = list(value.items())
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return value, 0
+    masked = 0
+    for key, child in items:
+        name = key if isinstance(key, str) else str(key)
+        inner: list[tuple[Pattern, int]] = []
+        hit = False
+        for pattern, index in states:
+            for after in _step(pattern, [index], name):
+                if after == len(pattern):
+                    hit = True
+                else:
+                    inner.append((pattern, after))
+        if hit:
+            value[key] = MARKER
+            masked += 1
+        elif inner and isinstance(child, (dict, list)):
+            value[key], count = mask(child, tuple(inner))
+            masked += count
+    return value, masked
+
+
+def redact_job(job: dict[str, Any], rules: Rules) -> None:
+    """Mask a decoded job hash (``queues.job_fields.job_from_hash``) in place. A field the
+    reader cut short cannot be parsed, so when a path starts at it the whole field is masked;
+    text that is not JSON stays as it is (no path can reach into it), but JSON nested too
+    deeply to show is masked whole. The masked fields are named in ``job["redacted"]``."""
+    redacted: list[str] = []
+    cut = job.get("truncated") or {}
+    invalid = job.get("invalid") or ()
+    for root in rules.roots:
+        if root not in job or job[root] is None:
+            continue
+        value = job[root]
+        if root in rules.whole or root in cut or (root in invalid and _too_deep(value)):
+            job[root] = MARKER
+            redacted.append(root)
+            continue
+        if root in invalid:
+            continue
+        job[root], count = mask(value, rules.starts[root])
+        if count:
+            redacted.append(root)
+    if redacted:
+        job["redacted"] = sorted(redacted)
+
+
+def _too_deep(value: Any) -> bool:
+    return isinstance(value, str) and depth(value) > MAX_DEPTH
