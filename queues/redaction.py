@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import translate
 from typing import Any
 
@@ -28,8 +28,10 @@ ANY_DEPTH = "**"
 Matcher = Callable[[str], bool]
 # One path after its first segment: a matcher per segment, None for ``**``.
 Pattern = tuple[Matcher | None, ...]
-# Where a walk stands in each path: (path, index of its next segment).
-States = tuple[tuple[Pattern, int], ...]
+# Where a walk stands: (which path, index of its next segment) for every path still alive.
+States = frozenset[tuple[int, int]]
+# Bounds the memory of moves (keys are job data: a hostile job may have many distinct ones).
+_MOVES_KEPT = 50_000
 
 
 class PathError(ValueError):
@@ -40,17 +42,67 @@ class PathError(ValueError):
 class Rules:
     """Compiled paths: for each root they reach, where the walk starts inside its value."""
 
+    patterns: tuple[Pattern, ...]
+    # Each path's segments as written where they are plain keys, None for globs and ``**``.
+    literals: tuple[tuple[str | None, ...], ...]
     starts: dict[str, States]
     # Roots masked whole (a path that is just ``data``, or ends in ``**`` right after it).
     whole: frozenset[str]
+    # Every root a path reaches, into it or whole.
+    roots: frozenset[str]
+    # (states, key) -> (the key's value is masked, states inside it): jobs repeat their keys,
+    # so a walk is mostly dict lookups.
+    _moves: dict[tuple[States, str], tuple[bool, States]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _only: dict[States, tuple[str, ...] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
-    @property
-    def roots(self) -> frozenset[str]:
-        return frozenset(self.starts) | self.whole
+    def only_keys(self, states: States) -> tuple[str, ...] | None:
+        """The only keys ``states`` can go into when every path's next segment is a plain key
+        (a walk then looks those up instead of visiting every key); None if any is a glob."""
+        if states in self._only:
+            return self._only[states]
+        keys: set[str] = set()
+        for number, index in states:
+            literal = self.literals[number][index]
+            if literal is None:
+                keys.clear()
+                break
+            keys.add(literal)
+        found = tuple(sorted(keys)) if keys else None
+        self._only[states] = found
+        return found
+
+    def move(self, states: States, key: str) -> tuple[bool, States]:
+        """Going into ``key`` from ``states``: whether a path ends there, and where the walk
+        stands inside it."""
+        known = self._moves.get((states, key))
+        if known is not None:
+            return known
+        hit = False
+        inner: set[tuple[int, int]] = set()
+        for number, index in states:
+            pattern = self.patterns[number]
+            for after in _step(pattern, [index], key):
+                if after == len(pattern):
+                    hit = True
+                else:
+                    inner.add((number, after))
+        found = (hit, frozenset(inner))
+        if len(self._moves) >= _MOVES_KEPT:
+            self._moves.clear()
+        self._moves[(states, key)] = found
+        return found
+
+
+def _is_glob(segment: str) -> bool:
+    return any(char in segment for char in "*?[")
 
 
 def _matcher(segment: str) -> Matcher:
-    if not any(char in segment for char in "*?["):
+    if not _is_glob(segment):
         return segment.__eq__
     return re.compile(translate(segment)).match  # type: ignore[return-value]
 
@@ -72,7 +124,9 @@ def path_problem(path: Any) -> str | None:
 
 def compile_paths(paths: Iterable[str]) -> Rules:
     """Rules for ``paths``; :class:`PathError` names the first that cannot be used."""
-    starts: dict[str, list[tuple[Pattern, int]]] = {}
+    patterns: list[Pattern] = []
+    literals: list[tuple[str | None, ...]] = []
+    starts: dict[str, set[tuple[int, int]]] = {}
     whole: set[str] = set()
     for path in paths:
         problem = path_problem(path)
@@ -80,15 +134,21 @@ def compile_paths(paths: Iterable[str]) -> Rules:
             raise PathError(problem)
         segments = path.split(".")
         pattern: Pattern = tuple(None if s == ANY_DEPTH else _matcher(s) for s in segments)
+        number = len(patterns)
+        patterns.append(pattern)
+        literals.append(tuple(None if s == ANY_DEPTH or _is_glob(s) else s for s in segments))
         for root in ROOTS:
             for index in _step(pattern, _closure(pattern, 0), root):
                 if index == len(pattern):
                     whole.add(root)
                 else:
-                    starts.setdefault(root, []).append((pattern, index))
+                    starts.setdefault(root, set()).add((number, index))
     return Rules(
-        {root: tuple(found) for root, found in starts.items() if root not in whole},
+        tuple(patterns),
+        tuple(literals),
+        {root: frozenset(found) for root, found in starts.items() if root not in whole},
         frozenset(whole),
+        frozenset(starts) | frozenset(whole),
     )
 
 
@@ -115,31 +175,29 @@ def _step(pattern: Pattern, indexes: list[int], key: str) -> list[int]:
     return after
 
 
-def mask(value: Any, states: States) -> tuple[Any, int]:
+def mask(value: Any, rules: Rules, states: States) -> tuple[Any, int]:
     """``value`` with what ``states`` reach replaced by MARKER (dicts and lists are changed in
     place), and how many values were masked."""
     if isinstance(value, dict):
-        items: Iterable[tuple[Any, Any]] = list(value.items())
+        only = rules.only_keys(states)
+        items: Iterable[tuple[Any, Any]] = (
+            value.items()  # only values change while it is walked: safe
+            if only is None
+            else [(key, value[key]) for key in only if key in value]
+        )
     elif isinstance(value, list):
         items = enumerate(value)
     else:
         return value, 0
     masked = 0
+    move = rules.move
     for key, child in items:
-        name = key if isinstance(key, str) else str(key)
-        inner: list[tuple[Pattern, int]] = []
-        hit = False
-        for pattern, index in states:
-            for after in _step(pattern, [index], name):
-                if after == len(pattern):
-                    hit = True
-                else:
-                    inner.append((pattern, after))
+        hit, inner = move(states, key if isinstance(key, str) else str(key))
         if hit:
             value[key] = MARKER
             masked += 1
         elif inner and isinstance(child, (dict, list)):
-            value[key], count = mask(child, tuple(inner))
+            value[key], count = mask(child, rules, inner)
             masked += count
     return value, masked
 
@@ -162,7 +220,7 @@ def redact_job(job: dict[str, Any], rules: Rules) -> None:
             continue
         if root in invalid:
             continue
-        job[root], count = mask(value, rules.starts[root])
+        job[root], count = mask(value, rules, rules.starts[root])
         if count:
             redacted.append(root)
     if redacted:

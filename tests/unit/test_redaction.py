@@ -99,7 +99,7 @@ def test_a_path_stops_at_a_scalar() -> None:
 
 def test_mask_counts_what_it_replaced() -> None:
     rules = compile_paths(["data.*.token"])
-    value, count = mask({"a": {"token": 1}, "b": {"token": 2}, "c": 3}, rules.starts["data"])
+    value, count = mask({"a": {"token": 1}, "b": {"token": 2}, "c": 3}, rules, rules.starts["data"])
     assert count == 2 and value["c"] == 3
 
 
