@@ -12,6 +12,7 @@ Pure: :func:`compile_paths` once, then :func:`mask` on each parsed value (or
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -203,29 +204,108 @@ def mask(value: Any, rules: Rules, states: States) -> tuple[Any, int]:
 
 
 def redact_job(job: dict[str, Any], rules: Rules) -> None:
-    """Mask a decoded job hash (``queues.job_fields.job_from_hash``) in place. A field the
-    reader cut short cannot be parsed, so when a path starts at it the whole field is masked;
-    text that is not JSON stays as it is (no path can reach into it), but JSON nested too
-    deeply to show is masked whole. The masked fields are named in ``job["redacted"]``."""
+    """Mask a decoded job hash (``queues.job_fields.job_from_hash``) in place; the masked
+    fields are named in ``job["redacted"]``.
+
+    Text that is not JSON stays as it is: no path can reach into it. A field the reader cut
+    short cannot be parsed: it keeps its first top-level fields up to the first one a path
+    could enter, then the marker. JSON nested too deeply to show is masked whole. A dead
+    letter's envelope (data holding ``queue``, ``jobId`` and the original ``data``) has the
+    original's data and options masked by the same paths."""
     redacted: list[str] = []
     cut = job.get("truncated") or {}
     invalid = job.get("invalid") or ()
     for root in rules.roots:
-        if root not in job or job[root] is None:
+        value = job.get(root)
+        if value is None:
             continue
-        value = job[root]
-        if root in rules.whole or root in cut or (root in invalid and _too_deep(value)):
+        if root in rules.whole or (root in invalid and _too_deep(value)):
             job[root] = MARKER
-            redacted.append(root)
+        elif root in cut:
+            states = rules.starts[root]
+            kept = _cut_prefix(value, rules, states, _ENVELOPE_KEYS if root == "data" else ())
+            if kept == value:
+                continue
+            job[root] = kept + MARKER
+        elif root in invalid:
             continue
-        if root in invalid:
-            continue
-        job[root], count = mask(value, rules, rules.starts[root])
-        if count:
-            redacted.append(root)
+        else:
+            job[root], count = mask(value, rules, rules.starts[root])
+            if root == "data" and _is_envelope(value):
+                count += _mask_envelope(value, rules)
+            if not count:
+                continue
+        redacted.append(root)
     if redacted:
         job["redacted"] = sorted(redacted)
 
 
 def _too_deep(value: Any) -> bool:
     return isinstance(value, str) and depth(value) > MAX_DEPTH
+
+
+# What a dead letter's envelope keeps of the original job, by the root whose paths cover it.
+_ENVELOPE_KEYS = ("data", "opts")
+
+
+def _is_envelope(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("queue"), str)
+        and data.get("jobId") not in (None, "")
+        and "data" in data
+    )
+
+
+def _mask_envelope(envelope: dict[str, Any], rules: Rules) -> int:
+    masked = 0
+    for key in _ENVELOPE_KEYS:
+        if key not in envelope or key not in rules.roots:
+            continue
+        if key in rules.whole:
+            envelope[key] = MARKER
+            masked += 1
+        else:
+            envelope[key], count = mask(envelope[key], rules, rules.starts[key])
+            masked += count
+    return masked
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _cut_prefix(text: Any, rules: Rules, states: States, also: Iterable[str]) -> str:
+    """Of JSON text cut short, the part no path can reach into: the object's top-level fields
+    before the first whose key a path could enter (or one of ``also``), or the whole text when
+    the cut falls inside a field no path enters. Anything but an object keeps nothing."""
+    if not isinstance(text, str):
+        return ""
+    index = _SPACE.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("{", index):
+        return ""
+    index += 1
+    first = True
+    while True:
+        index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
+        before = "" if first else text[:index]  # the fields kept so far
+        try:
+            key, index = _DECODER.raw_decode(text, index)
+        except ValueError:
+            return before
+        hit, inner = rules.move(states, key) if isinstance(key, str) else (True, states)
+        if hit or inner or key in also:
+            return before
+        index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
+        if not text.startswith(":", index):
+            return before
+        index = _SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+        try:
+            _, index = _DECODER.raw_decode(text, index)
+        except ValueError:
+            return text  # cut inside a value no path reaches into
+        index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
+        if not text.startswith(",", index):
+            return text
+        index += 1
+        first = False

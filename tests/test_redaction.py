@@ -98,14 +98,49 @@ async def test_lists_job_page_copy_download_and_api_are_masked(
     assert [match["queue"] for match in found["matches"]] == ["pay"]
 
 
-async def test_data_cut_by_the_list_cap_is_masked_whole_but_whole_in_the_api(
+async def test_data_cut_by_the_list_cap_is_masked_but_whole_in_the_api(
     redacting: None, client: AsyncClient, peer: Peer
 ) -> None:
     job_id = add(peer, "big", {**DATA, "blob": "x" * 5000})
     (row,) = (await client.get("/queues/api/queues/big/jobs/?state=waiting")).json()["jobs"]
+    # "data.*.token" may enter any top-level field: none of the cut text is kept.
     assert row["data"] == MARKER and "data" in row["truncated"]
     whole = (await client.get(f"/queues/api/queues/big/jobs/{job_id}/")).json()
     assert whole["data"] == {**masked_data(), "blob": "x" * 5000}
+
+
+async def test_dead_letters_have_the_original_data_masked(
+    bullpen_settings: dict[str, Any], client: AsyncClient, peer: Peer
+) -> None:
+    # Plain keys only: a cut envelope keeps its fields up to its copy of the job's data.
+    paths = ["data.password", "data.card.number", "data.github.token"]
+    envelope = {
+        "queue": "pay",
+        "prefix": "bull",
+        "jobId": "41",
+        "name": "charge",
+        "failedReason": "card declined",
+        "attemptsMade": 3,
+        "stacktrace": "Error: card declined\n" + "    at charge (pay.js:1:1)\n" * 200,
+        "opts": {"attempts": 3},
+        "data": DATA,
+    }
+    job_id = add(peer, "dead-letter", envelope)
+    with override_settings(BULLPEN={**bullpen_settings, "REDACT": paths}):
+        await dead_letter_reads(client, job_id)
+
+
+async def dead_letter_reads(client: AsyncClient, job_id: str) -> None:
+    whole = (await client.get(f"/queues/api/queues/dead-letter/jobs/{job_id}/")).json()
+    assert whole["data"]["data"] == masked_data() and whole["data"]["queue"] == "pay"
+    # The list cuts the envelope inside its stack trace: the row still says where it came from.
+    listed = await client.get("/queues/api/queues/dead-letter/jobs/?state=waiting")
+    (row,) = listed.json()["jobs"]
+    assert "data" in row["truncated"] and leaks(listed.content.decode()) == []
+    page = (await client.get("/queues/q/dead-letter/?state=waiting")).content.decode()
+    assert "card declined" in page and leaks(page) == []
+    job_page = (await client.get(f"/queues/q/dead-letter/jobs/{job_id}/")).content.decode()
+    assert "card declined" in job_page and leaks(job_page) == []
 
 
 async def test_search_never_matches_a_masked_value(

@@ -158,12 +158,68 @@ def test_the_standalone_form_a_whitespace_separated_string_is_read_as_paths() ->
     assert job["redacted"] == ["data", "returnvalue"]
 
 
-def test_a_field_cut_short_is_masked_whole() -> None:
-    raw = hash_with_secret(data='{"user": "ada", "password": "hunt')
-    with override_settings(BULLPEN={"REDACT": ["data.password"]}):
+def test_a_field_cut_short_keeps_its_fields_before_the_first_a_path_enters() -> None:
+    raw = hash_with_secret(data='{"user": "ada", "card": {"exp": "1", "number": "41')
+    with override_settings(BULLPEN={"REDACT": ["data.card.number"]}):
         job = job_from_hash("1", raw, {"data": 5000})
-    assert job["data"] == MARKER and job["truncated"] == {"data": 5000}
+    assert job["data"] == '{"user": "ada", ' + MARKER and job["truncated"] == {"data": 5000}
     assert job["redacted"] == ["data"]
+
+
+def test_a_field_cut_inside_a_value_no_path_enters_is_kept() -> None:
+    text = '{"user": "ada", "note": "long text cut he'
+    with override_settings(BULLPEN={"REDACT": ["data.password"]}):
+        job = job_from_hash("1", hash_with_secret(data=text), {"data": 5000})
+    assert job["data"] == text and "redacted" not in job
+
+
+@pytest.mark.parametrize(
+    ("paths", "text"),
+    [
+        (["data.**.password"], '{"user": "ada", "x": 1'),
+        (["data.*"], '{"user": "ada"'),
+        (["data.password"], '["a list", "password'),
+        (["data.password"], '{"pass'),
+    ],
+)
+def test_cut_text_a_path_may_reach_from_its_start_is_masked_whole(
+    paths: list[str], text: str
+) -> None:
+    with override_settings(BULLPEN={"REDACT": paths}):
+        job = job_from_hash("1", hash_with_secret(data=text), {"data": 5000})
+    assert job["data"] == MARKER
+
+
+def envelope(data: Any) -> dict[str, Any]:
+    return {
+        "queue": "pay",
+        "jobId": "7",
+        "name": "charge",
+        "failedReason": "declined",
+        "stacktrace": ["Error: declined"],
+        "opts": {"attempts": 3},
+        "data": data,
+    }
+
+
+def test_a_dead_letter_envelope_has_the_original_data_masked() -> None:
+    raw = hash_with_secret(data=json.dumps(envelope({"user": "ada", "password": "hunter2"})))
+    with override_settings(BULLPEN={"REDACT": ["data.password", "opts.attempts"]}):
+        job = job_from_hash("1", raw)
+    assert job["data"]["data"] == {"user": "ada", "password": MARKER}
+    assert job["data"]["opts"] == {"attempts": MARKER} and job["data"]["queue"] == "pay"
+    # The job's own options are masked too (BullMQ's default "attempts": 0).
+    assert job["opts"] == {"attempts": MARKER} and job["redacted"] == ["data", "opts"]
+
+
+def test_a_cut_dead_letter_envelope_keeps_what_its_row_shows() -> None:
+    text = json.dumps(envelope({"password": "hunter2"}))[:-30]
+    with override_settings(BULLPEN={"REDACT": ["data.password"]}):
+        job = job_from_hash("1", hash_with_secret(data=text), {"data": 5000})
+    kept = job["data"]
+    assert kept.endswith(MARKER) and "hunter2" not in kept
+    assert kept.startswith('{"queue": "pay", "jobId": "7", "name": "charge"')
+    assert '"failedReason": "declined"' in kept and '"data"' not in kept
 
 
 def test_a_cut_field_no_path_starts_at_is_left_alone() -> None:
