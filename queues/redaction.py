@@ -27,7 +27,7 @@ ROOTS = ("data", "returnvalue", "opts", "progress")
 ANY_DEPTH = "**"
 
 Matcher = Callable[[str], bool]
-# One path after its first segment: a matcher per segment, None for ``**``.
+# One path: a matcher per segment (the root included), None for ``**``.
 Pattern = tuple[Matcher | None, ...]
 # Where a walk stands: (which path, index of its next segment) for every path still alive.
 States = frozenset[tuple[int, int]]
