@@ -189,6 +189,8 @@ BULLPEN = {
     "BASIC_AUTH_PLAIN": {_username: _password} if _credentials else {},
     # Empty: /metrics answers 404.
     "METRICS_TOKEN": os.environ.get("METRICS_TOKEN", ""),
+    # Job field paths masked before they leave the server: "data.password data.*.token".
+    "REDACT": os.environ.get("REDACT_FIELDS", "").split(),
     # No address and no webhook: alerts are shown, not sent.
     "ALERTS": {
         "EMAIL_TO": os.environ.get("ALERT_EMAIL_TO", "").split(),

@@ -74,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
     "SEARCH_BUDGET": 100_000,
     # Characters of each job field a search reads and matches against.
     "SEARCH_FIELD_CAP": 16384,
+    # Job field paths masked before anything leaves the server (queues/redaction.py):
+    # ["data.password", "data.*.token", "returnvalue.apiKey", "**.secret"].
+    "REDACT": [],
     # Seconds to wait for Redis before a request fails with 503.
     "REDIS_TIMEOUT": 5.0,
     # The worker runner (``manage.py runqueueworker``, queues/runner/), merged key by key:

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from queues.conf import ALERT_DELIVERY_KEYS, DEFAULTS
+from queues.redaction import path_problem
 from queues.redis_urls import ClusterUrl, RedisUrlError, parse_redis_url, redact
 
 # Keys accepted besides DEFAULTS': the short form of PREFIXES.
@@ -73,6 +74,7 @@ def problems() -> list[Problem]:
     if not prefix_problems:
         found += _queue_names(config, list(config["PREFIXES"]))
     found += _values(config)
+    found += _redact_paths(config["REDACT"])
     return found
 
 
@@ -192,6 +194,25 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
                 "They must satisfy MIN_PAGE_SIZE <= DEFAULT_PAGE_SIZE <= MAX_PAGE_SIZE.",
             )
         )
+    return found
+
+
+_REDACT_HINT = (
+    "REDACT = ['data.password', 'data.*.token', 'returnvalue.apiKey', '**.secret']: "
+    "dot-separated keys under data, returnvalue, opts or progress; globs per segment."
+)
+
+
+def _redact_paths(paths: Any) -> list[Problem]:
+    if isinstance(paths, str) or not isinstance(paths, (list, tuple)):
+        message = f"BULLPEN['REDACT'] must be a list of field paths; it is {paths!r}."
+        return [Problem("E016", message, _REDACT_HINT)]
+    found = []
+    for path in paths:
+        problem = path_problem(path)
+        if problem:
+            message = f"BULLPEN['REDACT'] cannot mask {path!r}: {problem}."
+            found.append(Problem("E016", message, _REDACT_HINT))
     return found
 
 

@@ -1,5 +1,6 @@
 """A BullMQ job hash, decoded into the shape Node's ``job.toJSON()`` has.
 
+Fields named in ``BULLPEN["REDACT"]`` are masked here (:mod:`queues.redaction`).
 Job data is untrusted: any field may be missing, not JSON, nested too deeply to show, or cut
 short by the list cap. Such fields keep their raw text and are named in ``invalid`` or
 ``truncated``; nothing raises.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from queues.jsontext import loads_shown
+from queues.redact_setting import configured_rules
+from queues.redaction import redact_job
 
 # Hash fields BullMQ stores under short names (the long name is also read, for old writers).
 HASH_ALIASES = {
@@ -131,6 +134,11 @@ def job_from_hash(
         invalid.append("timestamp")
     job["truncated"] = cut
     job["invalid"] = invalid
+    # Every list row, job page, API answer, search match and live update is decoded here:
+    # the one place fields named in REDACT are masked before they leave the server.
+    rules = configured_rules()
+    if rules is not None:
+        redact_job(job, rules)
     return job
 
 

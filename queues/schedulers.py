@@ -14,6 +14,8 @@ from typing import Any
 
 from queues.connection import get_client
 from queues.keys import QueueRef
+from queues.redact_setting import configured_rules
+from queues.redaction import redact_job
 from queues.redis_errors import translate_redis_errors
 
 MAX_SCHEDULERS = 1000
@@ -38,6 +40,11 @@ def _json(value: str | None) -> Any:
 def _scheduler(member: str, score: float, fields: dict[str, str]) -> dict[str, Any]:
     base: dict[str, Any] = {"id": member, "next": int(score)}
     if fields:
+        template = {"data": _json(fields.get("data")), "opts": _json(fields.get("opts"))}
+        # The data every run starts from: masked as a job's data is.
+        rules = configured_rules()
+        if rules is not None:
+            redact_job(template, rules)
         return {
             **base,
             "name": fields.get("name"),
@@ -49,7 +56,7 @@ def _scheduler(member: str, score: float, fields: dict[str, str]) -> dict[str, A
             "startDate": _int(fields.get("startDate")),
             "endDate": _int(fields.get("endDate")),
             "offset": _int(fields.get("offset")),
-            "template": {"data": _json(fields.get("data")), "opts": _json(fields.get("opts"))},
+            "template": template,
             "legacy": False,
         }
     parts = member.split(":")

@@ -11,6 +11,8 @@ from queues.keys import QueueRef
 from queues.live.outbox import Outbox
 from queues.live.watching import Watching
 from queues.live_protocol import ProgressUpdate
+from queues.redact_setting import configured_rules
+from queues.redaction import redact_job
 
 
 class ProgressUpdates:
@@ -22,7 +24,14 @@ class ProgressUpdates:
 
     def take(self, ref: QueueRef, event: QueueEvent) -> None:
         if event.job_id:
-            self.pending.setdefault(ref, {})[event.job_id] = (event.progress(), event.at_ms)
+            progress = event.progress()
+            rules = configured_rules()
+            if rules is not None and "progress" in rules.roots:
+                # Progress comes straight from the event stream, not from a decoded job.
+                shown = {"progress": progress}
+                redact_job(shown, rules)
+                progress = shown["progress"]
+            self.pending.setdefault(ref, {})[event.job_id] = (progress, event.at_ms)
 
     def flush(self) -> None:
         pending, self.pending = self.pending, {}
