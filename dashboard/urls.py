@@ -11,6 +11,7 @@ from dashboard import (
     group_actions,
     metrics,
     runner_views,
+    scheduler_actions,
     search_api,
     triage,
     views,
@@ -68,8 +69,13 @@ urlpatterns = [
     path("q/<bullpen_name:queue>/schedulers/", runner_views.schedulers_fragment, name="schedulers"),
     path(
         "api/queues/<bullpen_name:queue>/schedulers/",
-        runner_views.schedulers_api,
+        scheduler_actions.schedulers,
         name="api-schedulers",
+    ),
+    path(
+        "api/queues/<bullpen_name:queue>/schedulers/<bullpen_name:scheduler_id>/run/",
+        scheduler_actions.run_now,
+        name="run-scheduler",
     ),
     path(f"{JOB}replay/", runner_views.replay, name="replay"),
     path("api/queues/", api.queues_list, name="api-queues"),
