@@ -27,6 +27,7 @@ from queues import counts, interest, live_protocol
 from queues.detail import job_live_view
 from queues.discovery import known
 from queues.errors import BadParameter, BullpenError, QueueNotFound
+from queues.flow import members, read_flow
 from queues.follower import LiveSettings
 from queues.interest import Interest
 from queues.keys import QueueRef
@@ -40,6 +41,9 @@ SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 TOO_MANY_SOCKETS = 4429
 # A re-check that could not run (the database away): the page reconnects and is checked anew.
 RECHECK_FAILED = 4500
+# Jobs of a flow tree one page follows live besides its own: each costs the reader a log
+# length a second, like any watched job.
+FLOW_LIVE_NODES = 25
 _FULL = "this server process watches as many queues and jobs as it may; try again later"
 
 
@@ -134,6 +138,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
             if watch == "job" and not await self._watch_job(slug, asked["id"]):
                 return
+            if watch == "job" and asked["flow"]:
+                await self._watch_flow(slug, asked["id"])
         follower = live.ensure_started()
         follower.wake.set()
         only = None if watch == "overview" else slug
@@ -213,6 +219,25 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.jobs.add(key)
         await self._join(("job", *key))
         return True
+
+    async def _watch_flow(self, slug: str, job_id: str) -> None:
+        """The other jobs of the job's flow tree, breadth first from its root, as many as the
+        socket has room for (at most ``FLOW_LIVE_NODES``): their states move on the page's
+        tree. Each is an ordinary job watch; none is refused aloud, the tree says so."""
+        room = min(FLOW_LIVE_NODES, self.limits.max_watches - self._watching())
+        if room <= 0:
+            return
+        try:
+            flow = await read_flow(QueueRef.from_slug(slug), job_id, max_nodes=room + 1)
+        except SNAPSHOT_ERRORS:
+            return
+        for key in members(flow)[: room + 1]:
+            if key in self.jobs or key == (slug, job_id):
+                continue
+            if not self._room_for_one_more() or not self.registry.watch_job(*key):
+                return
+            self.jobs.add(key)
+            await self._join(("job", *key))
 
     # ---- who may still read ------------------------------------------------------------------
     async def _follow_sign_out(self) -> None:

@@ -46,6 +46,7 @@ class _Node:
     ref: QueueRef
     id: str
     out: dict[str, Any] = field(default_factory=dict)
+    parent: _Node | None = None
 
 
 def _parent_of(raw: dict[str, str | None]) -> tuple[QueueRef, str] | None:
@@ -211,11 +212,31 @@ def _children(node: _Node, replies: list[Any], max_children: int) -> list[_Node]
             if parsed is None:
                 continue  # a prefix this site does not read
             kinds[key] = kind
-            shown.append(_Node(QueueRef.from_slug(parsed["slug"]), parsed["id"], {"via": kind}))
+            child = _Node(QueueRef.from_slug(parsed["slug"]), parsed["id"], {"via": kind}, node)
+            shown.append(child)
     node.out["childCounts"] = counts
     node.out["children"] = [child.out for child in shown]
     node.out["more"] = max(0, sum(counts.values()) - len(shown))
     return shown
+
+
+def _within(level: list[_Node], room: int) -> list[_Node]:
+    """The first ``room`` nodes of a level; the others leave their parents' children."""
+    for node in level[max(0, room) :]:
+        if node.parent is not None:
+            siblings = node.parent.out["children"]
+            siblings[:] = [out for out in siblings if out is not node.out]
+            node.parent.out["more"] += 1
+    return level[: max(0, room)]
+
+
+def members(flow: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (queue, job id) of a flow read by ``read_flow``, breadth first."""
+    found, level = [], [flow["root"]]
+    while level:
+        found += [(node["queue"], node["id"]) for node in level]
+        level = [child for node in level for child in node.get("children", [])]
+    return found
 
 
 async def read_flow(
@@ -223,19 +244,24 @@ async def read_flow(
     job_id: str,
     depth: int = DEFAULT_DEPTH,
     max_children: int = DEFAULT_MAX_CHILDREN,
+    max_nodes: int | None = None,
 ) -> dict[str, Any]:
     """The flow holding ``job_id``, from its root: ``{"root": node, "job": {queue, id},
     "depth", "maxChildren", "levelsAboveJob"}``. A node: queue, id, name, state, progress,
     attemptsMade, failedReason, ``via`` (which of its parent's sets holds it), ``children``
     (at most ``max_children``), ``childCounts`` by kind and ``more`` (children not shown);
-    ``cutAtDepth`` when it has children below ``depth``."""
+    ``cutAtDepth`` when it has children below ``depth``. ``max_nodes``: at most that many
+    nodes in all, breadth first (the rest are counted in their parents' ``more``)."""
     async with translate_redis_errors():
         root_ref, root_id, above = await _root(ref, job_id)
         root = _Node(root_ref, root_id)
-        level = [root]
+        level, read = [root], 0
         for reached in range(depth + 1):
+            if max_nodes is not None:
+                level = _within(level, max_nodes - read)
             if not level:
                 break
+            read += len(level)
             level = await _read_level(level, reached < depth, max_children)
     return {
         "root": root.out,
