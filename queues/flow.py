@@ -112,16 +112,21 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
         key = node.ref.job_key(node.id)
         commands.extend(("ZSCORE", node.ref.key(state), node.id) for state in _ZSET_STATES)
         commands.append(("LPOS", node.ref.key("active"), node.id))
-        commands += [
-            ("HLEN", f"{key}:failed"),
+        # Below the depth asked for, children are only counted.
+        page: list[tuple[Any, ...]] = [
             ("HSCAN", f"{key}:failed", 0, "COUNT", max_children),
-            ("ZCARD", f"{key}:unsuccessful"),
             ("ZRANGE", f"{key}:unsuccessful", 0, max_children - 1),
-            ("SCARD", f"{key}:dependencies"),
             ("SSCAN", f"{key}:dependencies", 0, "COUNT", max_children),
-            ("HLEN", f"{key}:processed"),
             ("HSCAN", f"{key}:processed", 0, "COUNT", max_children),
         ]
+        counts = [
+            ("HLEN", f"{key}:failed"),
+            ("ZCARD", f"{key}:unsuccessful"),
+            ("SCARD", f"{key}:dependencies"),
+            ("HLEN", f"{key}:processed"),
+        ]
+        for count, first in zip(counts, page, strict=True):
+            commands += [count, first] if with_children else [count]
     replies = await fastpipe.execute(redis, commands)
     if any(_noscript(reply) for reply in replies[: len(by_queue)]):
         await redis.script_load(reader.script)
@@ -132,15 +137,18 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
         for index, (values, cut_flat) in zip(indexes, rows, strict=True):
             nodes[index].out["_fields"] = (values, cut_flat)
     children: list[_Node] = []
+    per_node = _PER_NODE if with_children else _PER_NODE - len(_KINDS)
     for position, node in enumerate(nodes):
-        start = len(by_queue) + position * _PER_NODE
-        own = replies[start : start + _PER_NODE]
+        start = len(by_queue) + position * per_node
+        own = replies[start : start + per_node]
         _describe(node, own)
+        found = own[len(_ZSET_STATES) + 1 :]
         if with_children:
-            children += _children(node, own[len(_ZSET_STATES) + 1 :], max_children)
+            children += _children(node, found, max_children)
         else:
+            # Counts alone: each in the place a count has beside its first page.
+            node.out["childCounts"] = _counts([n for count in found for n in (count, None)])
             node.out["children"] = []
-            node.out["childCounts"] = _counts(own[len(_ZSET_STATES) + 1 :])
             node.out["more"] = sum(node.out["childCounts"].values())
             node.out["cutAtDepth"] = node.out["more"] > 0
     return children
