@@ -3,7 +3,7 @@ of a tree read breadth first."""
 
 from __future__ import annotations
 
-from queues.flow import _parent_of, _Node, _within, members
+from queues.flow import _Node, _parent_of, _within, members
 from queues.keys import QueueRef
 
 
