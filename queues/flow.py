@@ -13,6 +13,7 @@ one round trip too.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ class _Node:
     parent: _Node | None = None
 
 
-def _parent_of(raw: dict[str, str | None]) -> tuple[QueueRef, str] | None:
+def _parent_of(raw: Mapping[str, str | None]) -> tuple[QueueRef, str] | None:
     """The parent named in a job's ``parent`` JSON (queue key and id, unambiguous whatever
     the prefix), else its ``parentKey`` read with the configured prefixes."""
     parent = raw.get("parent")
