@@ -41,8 +41,7 @@ SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 TOO_MANY_SOCKETS = 4429
 # A re-check that could not run (the database away): the page reconnects and is checked anew.
 RECHECK_FAILED = 4500
-# Jobs of a flow tree one page follows live besides its own: each costs the reader a log
-# length a second, like any watched job.
+# Jobs of a flow tree one page follows live besides its own (their states alone).
 FLOW_LIVE_NODES = 25
 _FULL = "this server process watches as many queues and jobs as it may; try again later"
 
@@ -56,6 +55,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.delivered: dict[str, int] = {}
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
+        self.nodes: set[interest.JobKey] = set()  # jobs of the page's flow tree
         self.overview = False
         self.shown: list[str] = []  # the rows this socket's overview shows
         self.client: str | None = None
@@ -170,7 +170,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.send_json({"type": "error", "error": why})
 
     def _watching(self) -> int:
-        return len(self.queues) + len(self.jobs) + int(self.overview)
+        return len(self.queues) + len(self.jobs) + len(self.nodes) + int(self.overview)
 
     def _room_for_one_more(self) -> bool:
         return self._watching() < self.limits.max_watches
@@ -223,7 +223,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _watch_flow(self, slug: str, job_id: str) -> None:
         """The other jobs of the job's flow tree, breadth first from its root, as many as the
         socket has room for (at most ``FLOW_LIVE_NODES``): their states move on the page's
-        tree. Each is an ordinary job watch; none is refused aloud, the tree says so."""
+        tree. Only their states are followed (no log tailed); none is refused aloud."""
         room = min(FLOW_LIVE_NODES, self.limits.max_watches - self._watching())
         if room <= 0:
             return
@@ -232,11 +232,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         except SNAPSHOT_ERRORS:
             return
         for key in members(flow)[: room + 1]:
-            if key in self.jobs or key == (slug, job_id):
+            if key in self.nodes or key == (slug, job_id):
                 continue
-            if not self._room_for_one_more() or not self.registry.watch_job(*key):
+            if not self._room_for_one_more() or not self.registry.watch_node(*key):
                 return
-            self.jobs.add(key)
+            self.nodes.add(key)
             await self._join(("job", *key))
 
     # ---- who may still read ------------------------------------------------------------------
@@ -330,10 +330,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.registry.unwatch_queue(slug)
         for key in getattr(self, "jobs", set()):
             self.registry.unwatch_job(*key)
+        for key in getattr(self, "nodes", set()):
+            self.registry.unwatch_node(*key)
         if getattr(self, "overview", False):
             self.registry.unwatch_overview()
         self.registry.unshow(getattr(self, "shown", []))
         self.queues, self.jobs, self.overview, self.shown = set(), set(), False, []
+        self.nodes = set()
         status = live.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):
             if group != status:

@@ -3,8 +3,12 @@ of a tree read breadth first."""
 
 from __future__ import annotations
 
+import json
+
 from queues.flow import _Node, _parent_of, _within, members
+from queues.interest import Interest
 from queues.keys import QueueRef
+from queues.live.watching import Watching
 
 
 def test_the_parent_from_its_json_then_from_its_key() -> None:
@@ -44,3 +48,16 @@ def test_members_breadth_first() -> None:
         }
     }
     assert members(tree) == [("a", "1"), ("b", "2"), ("b", "3"), ("c", "4")]
+
+
+def test_a_flow_trees_jobs_are_watched_for_their_state_alone() -> None:
+    registry = Interest()
+    assert registry.watch_node("mail", "7") and not registry.empty
+    published = json.loads(registry.as_json())
+    assert (published["nodes"], published["jobs"]) == ([["mail", "7"]], [])
+    watching = Watching()
+    watching.add_own(registry)
+    # Their state changes are sent (rows.py); no log is tailed for them (logs.py reads jobs).
+    assert (watching.nodes, watching.jobs) == ({("mail", "7")}, set())
+    registry.unwatch_node("mail", "7")
+    assert registry.empty
