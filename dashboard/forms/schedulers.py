@@ -8,6 +8,7 @@ the epoch or ISO 8601 (UTC when no zone is given); ``limit`` runs at most; the j
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -127,6 +128,9 @@ class SchedulerForm(forms.Form):
         start, end = found.get("start_date"), found.get("end_date")
         if start is not None and end is not None and end <= start:
             raise ValidationError("end_date must come after start_date")
+        if end is not None and end <= time.time() * 1000:
+            # BullMQ would write nothing at all: say so rather than answer as if it had.
+            raise ValidationError("end_date is past: the scheduler would make no job")
         found["name"] = found.get("name") or found["id"]
         return found
 

@@ -54,6 +54,7 @@ def test_the_job_name_defaults_to_the_id_and_data_to_an_empty_object() -> None:
         ({"id": "s", "every": "1 h", "opts": "[1]"}, "opts must be a JSON object"),
         ({"id": "s", "pattern": "61 * * * *"}, "not a cron pattern"),
         ({"id": "s", "every": "1 h", "data": "hello"}, "data is not valid JSON"),
+        ({"id": "s", "every": "1 h", "end_date": "2020-01-01"}, "end_date is past"),
     ],
 )
 def test_refusals_say_what_is_wrong(given: dict[str, Any], message: str) -> None:
