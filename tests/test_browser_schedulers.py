@@ -46,12 +46,17 @@ async def test_create_edit_and_run_a_scheduler_from_the_queue_page(
         await expect(page.locator("#toast")).to_have_text("Job scheduler digest updated")
         await expect(page.locator('tr[data-scheduler-id="digest"]')).to_contain_text("0 9 * * 1-5")
         assert redis_client.hget("bull:mail:repeat:digest", "tz") == "Europe/Paris"
+        # The run the old settings made is replaced by the new settings' next run.
+        (next_run,) = redis_client.zrange("bull:mail:delayed", 0, -1)
+        assert redis_client.hget(f"bull:mail:{next_run}", "rjk") == "digest"
 
         before = redis_client.zscore("bull:mail:repeat", "digest")
         waiting = redis_client.llen("bull:mail:wait")
         run = page.locator('tr[data-scheduler-id="digest"]').get_by_test_id("run-scheduler")
         await run.click()
         await expect(page.locator("#toast")).to_contain_text("Job scheduler digest ran now: job")
+        await expect(page.locator('tr[data-scheduler-id="digest"]')).to_be_visible()
+        await page.get_by_test_id("new-scheduler").locator("summary").click()
         await page.screenshot(path=SHOTS / "schedulers.png", full_page=True)
     assert redis_client.llen("bull:mail:wait") == waiting + 1
     assert redis_client.zscore("bull:mail:repeat", "digest") == before
