@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.test import AsyncClient
+from django.test import AsyncClient, override_settings
 
 from tests.conftest import Peer
 from tests.test_actions import AUTH, node
@@ -95,3 +95,33 @@ async def test_the_job_page_loads_the_tree(client: AsyncClient, peer: Peer) -> N
     assert tree.count('data-testid="flow-node"') == 1 + 2 + 2
     assert 'class="this-job"' in tree and 'class="badge state-waiting-children"' in tree
     assert f'href="/queues/q/trip-leaf/jobs/{ids["leaf"][1][0]}/"' in tree
+
+
+async def test_the_flow_across_prefixes(
+    client: AsyncClient, peer: Peer, bullpen_settings: dict[str, Any]
+) -> None:
+    ids = await node(
+        peer,
+        "flow",
+        "--queue",
+        "trip",
+        "--children",
+        "1",
+        "--grandchildren",
+        "1",
+        "--mid-prefix",
+        "eu",
+    )
+    leaf = ids["leaf"][0][0]
+    with override_settings(BULLPEN={**bullpen_settings, "PREFIXES": ["bull", "eu"]}):
+        flow = (await client.get(f"/queues/api/queues/trip-leaf/jobs/{leaf}/flow/")).json()
+        tree = (await client.get(f"/queues/q/trip-leaf/jobs/{leaf}/flow/")).content.decode()
+    root = flow["root"]
+    assert (root["queue"], root["id"], flow["levelsAboveJob"]) == ("trip", ids["root"], 2)
+    (mid,) = root["children"]
+    assert (mid["queue"], mid["queueName"], mid["id"]) == ("eu:trip-mid", "trip-mid", ids["mid"][0])
+    assert [(n["queue"], n["id"]) for n in mid["children"]] == [("trip-leaf", leaf)]
+    assert f'href="/queues/q/eu:trip-mid/jobs/{ids["mid"][0]}/"' in tree
+    # A prefix this site does not read ends the walk where it can no longer follow.
+    alone = (await client.get(f"/queues/api/queues/trip-leaf/jobs/{leaf}/flow/")).json()
+    assert (alone["root"]["id"], alone["levelsAboveJob"]) == (leaf, 0)

@@ -23,7 +23,7 @@
 //   limits          --queue Q
 //   job-status      --queue Q --id ID
 //   scheduler       --queue Q --id ID
-//   flow            --queue Q [--children N] [--grandchildren M]
+//   flow            --queue Q [--children N] [--grandchildren M] [--mid-prefix P]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -630,7 +630,8 @@ async function scheduler(flags) {
 // --------------------------------------------------------------------- flow
 
 // A three-level flow across three queues (FlowProducer): a root in Q, --children (default 2)
-// in Q-mid, each with --grandchildren (default 2) in Q-leaf. Returns the ids, level by level.
+// in Q-mid (under --mid-prefix when given), each with --grandchildren (default 2) in Q-leaf.
+// Returns the ids, level by level.
 async function flow(flags) {
   const name = required(flags, 'queue');
   const children = intFlag(flags, 'children', 2);
@@ -643,6 +644,7 @@ async function flow(flags) {
     children: Array.from({ length: children }, (_, i) => ({
       name: `mid-${i}`,
       queueName: `${name}-mid`,
+      ...(flags['mid-prefix'] ? { prefix: flags['mid-prefix'] } : {}),
       data: { level: 1, i },
       children: Array.from({ length: grandchildren }, (_, j) => ({
         name: `leaf-${i}-${j}`,
