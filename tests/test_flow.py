@@ -125,3 +125,26 @@ async def test_the_flow_across_prefixes(
     # A prefix this site does not read ends the walk where it can no longer follow.
     alone = (await client.get(f"/queues/api/queues/trip-leaf/jobs/{leaf}/flow/")).json()
     assert (alone["root"]["id"], alone["levelsAboveJob"]) == (leaf, 0)
+
+
+async def test_a_flow_some_writer_broke_still_answers(
+    client: AsyncClient, peer: Peer, redis_client: Any
+) -> None:
+    await node(peer, "add", "--queue", "odd", "--name", "seed")
+    # Two jobs each naming the other as parent and child: a loop BullMQ never writes.
+    redis_client.hset("bull:odd:a", mapping={"name": "a", "parentKey": "bull:odd:b"})
+    redis_client.hset("bull:odd:b", mapping={"name": "b", "parentKey": "bull:odd:a"})
+    redis_client.sadd("bull:odd:a:dependencies", "bull:odd:b", "junk", "bull:odd:gone")
+    redis_client.sadd("bull:odd:b:dependencies", "bull:odd:a")
+    redis_client.set("bull:odd:c", "not a hash")
+    response = await client.get("/queues/api/queues/odd/jobs/a/flow/", {"depth": "4"})
+    assert response.status_code == 200, response.content
+    flow = response.json()
+    # The walk up stops after a hundred parents; the tree down stops at the depth asked.
+    assert flow["levelsAboveJob"] == 100 and flow["root"]["id"] == "a"
+    nodes = walk(flow["root"])
+    assert sorted(n["id"] for n in nodes) == ["a", "a", "a", "b", "b", "gone", "gone"]
+    assert [n["cutAtDepth"] for n in nodes if "cutAtDepth" in n] == [True]
+    assert {n["state"] for n in nodes if n["id"] == "gone"} == {"removed"}
+    unreadable = await client.get("/queues/api/queues/odd/jobs/c/flow/")
+    assert unreadable.status_code == 422
