@@ -27,6 +27,7 @@ from queues import counts, interest, live_protocol
 from queues.detail import job_live_view
 from queues.discovery import known
 from queues.errors import BadParameter, BullpenError, QueueNotFound
+from queues.flow import members, read_flow
 from queues.follower import LiveSettings
 from queues.interest import Interest
 from queues.keys import QueueRef
@@ -40,6 +41,8 @@ SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 TOO_MANY_SOCKETS = 4429
 # A re-check that could not run (the database away): the page reconnects and is checked anew.
 RECHECK_FAILED = 4500
+# Jobs of a flow tree one page follows live besides its own (their states alone).
+FLOW_LIVE_NODES = 25
 _FULL = "this server process watches as many queues and jobs as it may; try again later"
 
 
@@ -52,6 +55,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.delivered: dict[str, int] = {}
         self.queues: set[str] = set()
         self.jobs: set[interest.JobKey] = set()
+        self.nodes: set[interest.JobKey] = set()  # jobs of the page's flow tree
         self.overview = False
         self.shown: list[str] = []  # the rows this socket's overview shows
         self.client: str | None = None
@@ -134,6 +138,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
             if watch == "job" and not await self._watch_job(slug, asked["id"]):
                 return
+            if watch == "job" and asked["flow"]:
+                await self._watch_flow(slug, asked["id"])
         follower = live.ensure_started()
         follower.wake.set()
         only = None if watch == "overview" else slug
@@ -164,7 +170,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.send_json({"type": "error", "error": why})
 
     def _watching(self) -> int:
-        return len(self.queues) + len(self.jobs) + int(self.overview)
+        return len(self.queues) + len(self.jobs) + len(self.nodes) + int(self.overview)
 
     def _room_for_one_more(self) -> bool:
         return self._watching() < self.limits.max_watches
@@ -213,6 +219,25 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.jobs.add(key)
         await self._join(("job", *key))
         return True
+
+    async def _watch_flow(self, slug: str, job_id: str) -> None:
+        """The other jobs of the job's flow tree, breadth first from its root, as many as the
+        socket has room for (at most ``FLOW_LIVE_NODES``): their states move on the page's
+        tree. Only their states are followed (no log tailed); none is refused aloud."""
+        room = min(FLOW_LIVE_NODES, self.limits.max_watches - self._watching())
+        if room <= 0:
+            return
+        try:
+            flow = await read_flow(QueueRef.from_slug(slug), job_id, max_nodes=room + 1)
+        except SNAPSHOT_ERRORS:
+            return
+        for key in members(flow)[: room + 1]:
+            if key in self.nodes or key == (slug, job_id):
+                continue
+            if not self._room_for_one_more() or not self.registry.watch_node(*key):
+                return
+            self.nodes.add(key)
+            await self._join(("job", *key))
 
     # ---- who may still read ------------------------------------------------------------------
     async def _follow_sign_out(self) -> None:
@@ -305,10 +330,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.registry.unwatch_queue(slug)
         for key in getattr(self, "jobs", set()):
             self.registry.unwatch_job(*key)
+        for key in getattr(self, "nodes", set()):
+            self.registry.unwatch_node(*key)
         if getattr(self, "overview", False):
             self.registry.unwatch_overview()
         self.registry.unshow(getattr(self, "shown", []))
         self.queues, self.jobs, self.overview, self.shown = set(), set(), False, []
+        self.nodes = set()
         status = live.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):
             if group != status:

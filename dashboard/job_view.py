@@ -50,14 +50,25 @@ def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
     }
 
 
+def in_a_flow(job: dict[str, Any]) -> bool:
+    children = job.get("children") or {}
+    return bool(job.get("parentRef") or any(children.values()))
+
+
 def page_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> dict[str, Any]:
     """The whole job page: the live parts plus data, options, logs and flow."""
     cap = int(get_config()["DETAIL_FIELD_CAP"])
+    spec: dict[str, Any] = {
+        "watch": "job",
+        "queue": ref.slug,
+        "id": job["id"],
+        "viewer": sign_kind(viewer),
+    }
+    if in_a_flow(job):
+        spec["flow"] = True  # the page shows the flow's tree: its jobs' states are followed
     return {
         **live_context(ref, job, viewer=viewer),
-        "live_spec": json.dumps(
-            {"watch": "job", "queue": ref.slug, "id": job["id"], "viewer": sign_kind(viewer)}
-        ),
+        "live_spec": json.dumps(spec),
         "data": shown(job["data"], cap, job.get("truncated", {}).get("data")),
         "opts": shown(job["opts"], cap, job.get("truncated", {}).get("opts")),
         # "Copy as JSON" holds the job in the page; a huge or cut one is downloaded instead.

@@ -111,6 +111,11 @@ def confirmation(result: ActionResult) -> str:
         return f"Job {job}: {result.count} unprocessed {children} removed"
     if action == "remove-scheduler":
         return f"Job scheduler {_name(detail.get('scheduler', ''))} removed"
+    if action == "upsert-scheduler":
+        verb = "created" if detail.get("created") else "updated"
+        return f"Job scheduler {_name(detail.get('scheduler', ''))} {verb}"
+    if action == "run-scheduler" and job:
+        return f"Job scheduler {_name(detail.get('scheduler', ''))} ran now: job {job} added"
     if action in ("pause-all", "resume-all"):
         verb = "paused" if action == "pause-all" else "resumed"
         text = f"{result.count} queue{'' if result.count == 1 else 's'} {verb}"

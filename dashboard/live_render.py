@@ -123,7 +123,22 @@ def _job(message: JobMessage, kind: ViewerKind) -> dict[str, Any]:
         "state": job.get("state"),
         "at": message["at"],
         "html": job_html(message["queue"], job, kind),
+        # The job's node in a flow tree, where a page shows one (static/bullpen/flow.js).
+        "node": flow_node_html(message["queue"], job),
     }
+
+
+def flow_node_html(slug: str, job: dict[str, Any]) -> str:
+    node = {
+        "queue": slug,
+        "id": job.get("id"),
+        "state": job.get("state"),
+        "name": job.get("name"),
+        "progress": job.get("progress"),
+        "attemptsMade": job.get("attemptsMade"),
+        "failedReason": job.get("failedReason"),
+    }
+    return render_to_string("bullpen/_flow_node.html", {"node": node})
 
 
 def _progress_html(scope: str, value_json: str) -> str:

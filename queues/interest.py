@@ -1,4 +1,5 @@
-"""What the open pages watch: queues (for rows and progress) and single jobs (for logs, state).
+"""What the open pages watch: queues (for rows and progress), single jobs (for logs, state) and
+the jobs of flow trees (their state only: no log is tailed for them).
 
 Each server process counts its own watchers and publishes the set it needs to a Redis hash, so
 that the one process holding the live lease serves everyone's pages. Watchers are counted per
@@ -29,6 +30,8 @@ class Everyone:
     overview: bool
     # Queues whose rows open overviews show: their quiet re-reads come first.
     shown: set[str] = field(default_factory=set)
+    # Jobs of the flow trees job pages show: their state changes are sent, nothing else.
+    nodes: set[JobKey] = field(default_factory=set)
 
 
 # An entry older than this belongs to a process that died.
@@ -50,6 +53,7 @@ class Interest:
     overview: int = 0
     # Rows open overviews show (one overview page shows at most a few hundred).
     shown: Counter[str] = field(default_factory=Counter)
+    nodes: Counter[JobKey] = field(default_factory=Counter)
     changed: bool = True
 
     def show(self, slugs: Iterable[str]) -> None:
@@ -77,12 +81,12 @@ class Interest:
 
     @property
     def empty(self) -> bool:
-        return not (self.queues or self.jobs or self.overview)
+        return not (self.queues or self.jobs or self.nodes or self.overview)
 
     @property
     def size(self) -> int:
         """Distinct queues and jobs watched: what the published entry holds."""
-        return len(self.queues) + len(self.jobs)
+        return len(self.queues) + len(self.jobs) + len(self.nodes)
 
     def watch_queue(self, slug: str) -> bool:
         """Count one more watcher of ``slug``; False (nothing counted) when it would be a new
@@ -101,19 +105,30 @@ class Interest:
 
     def watch_job(self, slug: str, job_id: str) -> bool:
         """As :meth:`watch_queue`, for one job."""
-        key = (slug, job_id)
-        too_long = len(slug) > MAX_NAME or len(job_id) > MAX_NAME
-        if too_long or (key not in self.jobs and self.size >= MAX_ENTRIES):
-            return False
-        self.jobs[key] += 1
-        self.changed = self.changed or self.jobs[key] == 1
-        return True
+        return self._count(self.jobs, (slug, job_id))
 
     def unwatch_job(self, slug: str, job_id: str) -> None:
-        key = (slug, job_id)
-        self.jobs[key] -= 1
-        if self.jobs[key] <= 0:
-            del self.jobs[key]
+        self._uncount(self.jobs, (slug, job_id))
+
+    def watch_node(self, slug: str, job_id: str) -> bool:
+        """As :meth:`watch_job`, for a job of a flow tree: its state alone."""
+        return self._count(self.nodes, (slug, job_id))
+
+    def unwatch_node(self, slug: str, job_id: str) -> None:
+        self._uncount(self.nodes, (slug, job_id))
+
+    def _count(self, counter: Counter[JobKey], key: JobKey) -> bool:
+        too_long = len(key[0]) > MAX_NAME or len(key[1]) > MAX_NAME
+        if too_long or (key not in counter and self.size >= MAX_ENTRIES):
+            return False
+        counter[key] += 1
+        self.changed = self.changed or counter[key] == 1
+        return True
+
+    def _uncount(self, counter: Counter[JobKey], key: JobKey) -> None:
+        counter[key] -= 1
+        if counter[key] <= 0:
+            del counter[key]
             self.changed = True
 
     def as_json(self) -> str:
@@ -123,6 +138,7 @@ class Interest:
                 "jobs": sorted(self.jobs),
                 "overview": self.overview > 0,
                 "shown": sorted(self.shown),
+                "nodes": sorted(self.nodes),
                 "at": int(time.time() * 1000),
             }
         )
@@ -142,6 +158,7 @@ async def read_all(redis: aioredis.Redis, key: str) -> Everyone:
     jobs: set[JobKey] = set()
     overview = False
     shown: set[str] = set()
+    nodes: set[JobKey] = set()
     stale = []
     for owner, raw in entries.items():
         try:
@@ -152,16 +169,19 @@ async def read_all(redis: aioredis.Redis, key: str) -> Everyone:
             queues.update(name for name in entry["queues"][:MAX_ENTRIES] if _name(name))
             overview = overview or bool(entry.get("overview"))
             shown.update(name for name in entry.get("shown", ())[:MAX_ENTRIES] if _name(name))
-            jobs.update(
-                (slug, job_id)
-                for slug, job_id in entry["jobs"][:MAX_ENTRIES]
-                if _name(slug) and _name(job_id)
-            )
+            jobs.update(_job_keys(entry["jobs"]))
+            nodes.update(_job_keys(entry.get("nodes", ())))
         except (ValueError, KeyError, TypeError):
             stale.append(owner)
     if stale:
         await redis.hdel(key, *stale)
-    return Everyone(queues, jobs, overview, shown)
+    return Everyone(queues, jobs, overview, shown, nodes)
+
+
+def _job_keys(entries: list[list[str]]) -> set[JobKey]:
+    return {
+        (slug, job_id) for slug, job_id in entries[:MAX_ENTRIES] if _name(slug) and _name(job_id)
+    }
 
 
 def _name(value: object) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bullmq.job import optsFromJSON
+
 from queues.connection import get_client
 from queues.keys import QueueRef
 from queues.redact_setting import configured_rules
@@ -37,10 +39,16 @@ def _json(value: str | None) -> Any:
         return value  # shown raw rather than failing the list
 
 
+def _template_opts(value: str | None) -> Any:
+    """BullMQ stores options under short names (``kl`` for ``keepLogs``): their own names."""
+    opts = _json(value)
+    return optsFromJSON(opts) if isinstance(opts, dict) else opts
+
+
 def _scheduler(member: str, score: float, fields: dict[str, str]) -> dict[str, Any]:
     base: dict[str, Any] = {"id": member, "next": int(score)}
     if fields:
-        template = {"data": _json(fields.get("data")), "opts": _json(fields.get("opts"))}
+        template = {"data": _json(fields.get("data")), "opts": _template_opts(fields.get("opts"))}
         # The data every run starts from: masked as a job's data is.
         rules = configured_rules()
         if rules is not None:

@@ -52,7 +52,8 @@ class NamesField(SharedField):
 class WatchForm(JobPageForm):
     """``{"reset": true}`` drops the socket's watches; ``{"watch": "overview"}``, ``{"watch":
     "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
-    "queue": <name>, "id": <job id>}`` adds one; ``viewer`` is the page's signed viewer kind.
+    "queue": <name>, "id": <job id>, "flow": true}`` adds one (``flow``: with the jobs of
+    its flow tree); ``viewer`` is the page's signed viewer kind.
     An overview also says which queues' rows it shows (``shown``), sent again when they change."""
 
     reset = FlagField()
@@ -61,6 +62,8 @@ class WatchForm(JobPageForm):
     queue = TextField()  # at most fields.MAX_ID characters, as in the HTTP routes
     id = TextField()
     shown = NamesField(most=MAX_SHOWN)
+    # A job page showing the job's flow: the jobs of its tree are watched too.
+    flow = FlagField()
 
     def clean(self) -> dict[str, Any]:
         found = super().clean() or {}

@@ -37,7 +37,8 @@ class QueueFollowing:
     async def watched(self, redis: aioredis.Redis) -> None:
         """Follow at once a watched queue created since the last full refresh."""
         following = {ref.slug for ref in self.streams.refs.values()}
-        wanted = self.watching.queues | {slug for slug, _ in self.watching.jobs}
+        jobs = self.watching.jobs | self.watching.nodes
+        wanted = self.watching.queues | {slug for slug, _ in jobs}
         new = []
         for slug in wanted - following:
             try:

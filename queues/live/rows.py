@@ -42,9 +42,11 @@ class RowChanges:
         cap = int(get_config()["LIST_FIELD_CAP"])
         for ref in list(self.changed):
             jobs = self.changed.pop(ref)
-            # A watched job's page gets its state as Redis holds it now, read after the event.
+            # A watched job's page (or a flow tree showing it) gets its state as Redis holds it
+            # now, read after the event.
             for job_id in jobs:
-                if (ref.slug, job_id) in self.watching.jobs:
+                key = (ref.slug, job_id)
+                if key in self.watching.jobs or key in self.watching.nodes:
                     view = await job_live_view(ref, job_id)
                     self.outbox.emit(
                         ("job", ref.slug, job_id), live_protocol.job_message(ref.slug, view)

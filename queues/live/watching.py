@@ -18,6 +18,7 @@ class Watching:
     def __init__(self) -> None:
         self.queues: set[str] = set()
         self.jobs: set[JobKey] = set()
+        self.nodes: set[JobKey] = set()  # jobs of flow trees: their state alone
         self.overview = False
         self.shown: set[str] = set()  # rows open overviews show
         self.idle_since: float | None = None
@@ -30,8 +31,8 @@ class Watching:
     def everywhere(self, everyone: Everyone) -> bool:
         """Take every process's interest; True when it ends a time of idleness."""
         self.queues, self.jobs, self.overview = everyone.queues, everyone.jobs, everyone.overview
-        self.shown = everyone.shown
-        if not (self.queues or self.jobs or self.overview):
+        self.shown, self.nodes = everyone.shown, everyone.nodes
+        if not (self.queues or self.jobs or self.nodes or self.overview):
             if self.idle_since is None:
                 self.idle_since = time.monotonic()
             return False
@@ -45,6 +46,7 @@ class Watching:
             return
         self.queues.update(registry.queues)
         self.jobs.update(registry.jobs)
+        self.nodes.update(registry.nodes)
         self.overview = self.overview or registry.overview > 0
         self.shown.update(registry.shown)
         self.idle_since = None

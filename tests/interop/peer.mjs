@@ -22,6 +22,8 @@
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //   limits          --queue Q
 //   job-status      --queue Q --id ID
+//   scheduler       --queue Q --id ID
+//   flow            --queue Q [--children N] [--grandchildren M] [--mid-prefix P]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
 // code 2) after that long; by default 60 s, or --timeout-ms + 15 s if longer.
@@ -609,6 +611,55 @@ async function jobStatus(flags) {
   };
 }
 
+// ---------------------------------------------------------------- scheduler
+
+// A job scheduler as Node BullMQ reads it (null when there is none), with the job of its next
+// run (delayed, or waiting when due at once).
+async function scheduler(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const id = required(flags, 'id');
+  const found = await queue.getJobScheduler(id);
+  const pending = await queue.getJobs(['delayed', 'waiting', 'prioritized']);
+  return {
+    scheduler: found ?? null,
+    nextJobs: pending.filter(job => job.repeatJobKey === id).map(job => job.id),
+  };
+}
+
+// --------------------------------------------------------------------- flow
+
+// A three-level flow across three queues (FlowProducer): a root in Q, --children (default 2)
+// in Q-mid (under --mid-prefix when given), each with --grandchildren (default 2) in Q-leaf.
+// Returns the ids, level by level.
+async function flow(flags) {
+  const name = required(flags, 'queue');
+  const children = intFlag(flags, 'children', 2);
+  const grandchildren = intFlag(flags, 'grandchildren', 2);
+  const producer = track(new FlowProducer(baseOptions(flags)));
+  const tree = await producer.add({
+    name: 'root',
+    queueName: name,
+    data: { level: 0 },
+    children: Array.from({ length: children }, (_, i) => ({
+      name: `mid-${i}`,
+      queueName: `${name}-mid`,
+      ...(flags['mid-prefix'] ? { prefix: flags['mid-prefix'] } : {}),
+      data: { level: 1, i },
+      children: Array.from({ length: grandchildren }, (_, j) => ({
+        name: `leaf-${i}-${j}`,
+        queueName: `${name}-leaf`,
+        data: { level: 2, i, j },
+      })),
+    })),
+  });
+  return {
+    root: tree.job.id,
+    mid: (tree.children ?? []).map(child => child.job.id),
+    leaf: (tree.children ?? []).map(child => (child.children ?? []).map(leaf => leaf.job.id)),
+  };
+}
+
 // --------------------------------------------------------------- bench-work
 
 // For bench/worker: one Worker with a no-op processor on jobs already in Q, at --concurrency
@@ -664,6 +715,8 @@ const COMMANDS = {
   'retry-later': retryLater,
   limits,
   'job-status': jobStatus,
+  scheduler,
+  flow,
   'bench-work': benchWork,
 };
 
