@@ -450,10 +450,28 @@
   // What a row opens: a group's toggle, a job's id, a queue's name.
   function opener(row) { return row.querySelector(".group-toggle, .job-id a, td:first-child a"); }
 
+  // The marked row by what it shows (a job's id, a queue, a group): a live update may render
+  // the row again, and the mark then moves to the new one.
+  var markedAs = null;
+
+  function identity(row) {
+    if (row.dataset.jobId) return 'tr[data-job-id="' + CSS.escape(row.dataset.jobId) + '"]';
+    if (row.dataset.queue) return 'tr[data-queue="' + CSS.escape(row.dataset.queue) + '"]';
+    var group = row.closest("tbody[data-group]");
+    return group ? 'tbody[data-group="' + CSS.escape(group.dataset.group) + '"] > tr.group-row' : null;
+  }
+
+  function remark() {
+    if (!markedAs || document.querySelector("tr.kbd-row")) return;
+    var row = document.querySelector(markedAs);
+    if (row) row.classList.add("kbd-row");
+  }
+
   function current(all) {
     var active = document.activeElement;
     var row = active && active.closest ? active.closest("tr") : null;
     if (row && all.indexOf(row) >= 0) return row;
+    remark();
     var marked = document.querySelector("tr.kbd-row");
     return all.indexOf(marked) >= 0 ? marked : null;
   }
@@ -465,10 +483,17 @@
     var next = at < 0 ? (step > 0 ? 0 : all.length - 1) : Math.max(0, Math.min(all.length - 1, at + step));
     document.querySelectorAll("tr.kbd-row").forEach(function (row) { row.classList.remove("kbd-row"); });
     all[next].classList.add("kbd-row");
+    markedAs = identity(all[next]);
     var target = opener(all[next]);
     if (target) target.focus();
     all[next].scrollIntoView({ block: "nearest" });
   }
+
+  new MutationObserver(remark).observe(document.documentElement, { childList: true, subtree: true });
+  // Another page: nothing marked on it yet.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.boosted || event.detail.target === document.body) markedAs = null;
+  });
 
   function focusSearch() {
     for (var i = 0; i < SEARCHES.length; i++) {
@@ -503,6 +528,7 @@
       if (box) box.click(); else done = false;
     } else if (key === "Enter") {
       // On a row's link the browser opens it; this is for a row marked while focus moved away.
+      remark();
       var marked = document.querySelector("tr.kbd-row");
       var active = document.activeElement;
       var idle = !active || active === document.body || active.id === "main";
