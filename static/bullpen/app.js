@@ -287,18 +287,18 @@
     return changed ? url.pathname + url.search : null;
   }
 
+  // Says whether the link's address changed.
   function rewrite(link, root) {
-    if (link.hasAttribute("hx-get") || link.hasAttribute("data-sign-out")) return;
+    if (link.hasAttribute("hx-get") || link.hasAttribute("data-sign-out")) return false;
     var plain = link.dataset.plainHref || link.getAttribute("href");
-    if (!plain) return;
-    var fresh = withPrefs(plain, root);
-    if (fresh) {
-      link.dataset.plainHref = plain;
-      link.setAttribute("href", fresh);
-    } else if (link.dataset.plainHref) {
-      link.setAttribute("href", plain);
-      delete link.dataset.plainHref;
-    }
+    if (!plain) return false;
+    var fresh = withPrefs(plain, root) || plain;
+    if (fresh === link.getAttribute("href")) return false;
+    // Kept when the address is the plain one again too: htmx compares a link's attributes with
+    // those it first saw to tell whether to read its address anew.
+    link.dataset.plainHref = plain;
+    link.setAttribute("href", fresh);
+    return true;
   }
 
   // htmx reads a boosted link's address once, when it takes the link over: rewrite it first.
@@ -306,11 +306,13 @@
     if (event.target.tagName === "A") rewrite(event.target, base());
   });
 
-  // After a change of preferences: the links already on the page, and htmx told of them.
+  // After a change of preferences: the links already on the page, each changed one handed to
+  // htmx again (and only those: a form with a request under way is left alone).
   function refreshLinks() {
     var root = base();
-    document.querySelectorAll("a[href]").forEach(function (link) { rewrite(link, root); });
-    if (window.htmx) window.htmx.process(document.body);
+    document.querySelectorAll("a[href]").forEach(function (link) {
+      if (rewrite(link, root) && window.htmx) window.htmx.process(link);
+    });
   }
 
   // Chosen where they are shown: a job list's size and order, the overview's tools and headings.
