@@ -290,6 +290,7 @@
   // Says whether the link's address changed.
   function rewrite(link, root) {
     if (link.hasAttribute("hx-get") || link.hasAttribute("data-sign-out")) return false;
+    if (!link.dataset.plainHref && !Object.keys(prefs).length) return false; // nothing to add
     var plain = link.dataset.plainHref || link.getAttribute("href");
     if (!plain) return false;
     var fresh = withPrefs(plain, root) || plain;
