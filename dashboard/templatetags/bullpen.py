@@ -20,6 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from dashboard import alert_messages
 from dashboard.converters import NameConverter
 from queues.alerts import Alert
+from queues.keys import STATES
 
 if TYPE_CHECKING:
     from dashboard.notices import Notice
@@ -381,3 +382,9 @@ def alert_text(alert: Alert | dict[str, Any]) -> str:
     if isinstance(alert, dict):
         alert = Alert(str(alert["rule"]), int(alert["value"]), int(alert["threshold"]))
     return alert_messages.describe(alert)
+
+
+@register.simple_tag
+def bullpen_tab_states() -> list[str]:
+    """The states a queue page has a tab for (a BullMQ 5 ``paused`` list shows only when full)."""
+    return [state for state in STATES if state != "paused"]
