@@ -1,0 +1,160 @@
+"""One page load in Chromium, seen through the DevTools protocol.
+
+Each load gets a fresh browser context (empty cache, no cookies): the figures are those of a
+first visit. Requests, bytes and timings come from the protocol's Network events, which see
+every request of the page (also the many small ones the resource-timing buffer would drop);
+first contentful paint comes from the page's own Paint Timing entry.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.sync_api import Browser, BrowserContext, CDPSession, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+# The flags that work as root on these machines without network (see the testing notes).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+CHROMIUM_PATH = "/usr/bin/chromium"
+VIEWPORT = {"width": 1300, "height": 900}
+
+PAINT_AND_NAVIGATION_JS = """() => {
+  const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+  const nav = performance.getEntriesByType('navigation')[0];
+  return {
+    fcp: fcp ? fcp.startTime : null,
+    domContentLoaded: nav ? nav.domContentLoadedEventEnd : null,
+    load: nav ? nav.loadEventEnd : null,
+    htmlBody: nav ? nav.decodedBodySize : null,
+    status: nav && 'responseStatus' in nav ? nav.responseStatus : null,
+  };
+}"""
+
+
+@dataclass
+class NetworkLog:
+    """Requests of one page as the DevTools protocol reports them (times in seconds)."""
+
+    started: dict[str, float] = field(default_factory=dict)
+    ended: dict[str, float] = field(default_factory=dict)
+    wire_bytes: dict[str, int] = field(default_factory=dict)
+    failed: int = 0
+    websockets: int = 0
+    document_id: str = ""
+    document_start: float = 0.0
+
+    def attach(self, cdp: CDPSession) -> None:
+        cdp.on("Network.requestWillBeSent", self._on_request)
+        cdp.on("Network.loadingFinished", self._on_finished)
+        cdp.on("Network.loadingFailed", self._on_failed)
+        cdp.on("Network.webSocketCreated", self._on_websocket)
+
+    def _on_request(self, event: dict[str, Any]) -> None:
+        request_id = str(event["requestId"])
+        # A redirect reuses the request id: the first start counts.
+        self.started.setdefault(request_id, float(event["timestamp"]))
+        if event.get("type") == "Document" and not self.document_id:
+            self.document_id = request_id
+            self.document_start = float(event["timestamp"])
+
+    def _on_finished(self, event: dict[str, Any]) -> None:
+        request_id = str(event["requestId"])
+        self.ended[request_id] = float(event["timestamp"])
+        self.wire_bytes[request_id] = int(event.get("encodedDataLength") or 0)
+
+    def _on_failed(self, event: dict[str, Any]) -> None:
+        self.ended[str(event["requestId"])] = float(event["timestamp"])
+        self.failed += 1
+
+    def _on_websocket(self, _event: dict[str, Any]) -> None:
+        self.websockets += 1
+
+
+@dataclass
+class PageLoad:
+    """What one load of a page cost the browser (ms and bytes)."""
+
+    fcp_ms: float | None
+    network_idle_ms: float | None
+    dom_content_loaded_ms: float | None
+    load_ms: float | None
+    requests: int
+    failed_requests: int
+    websockets: int
+    html_body_bytes: int | None
+    html_wire_bytes: int | None
+    total_wire_bytes: int
+    wall_s: float
+    status: int | None
+    note: str = ""
+
+
+@dataclass
+class OpenPage:
+    context: BrowserContext
+    page: Page
+    network: NetworkLog
+    wall_s: float
+    timed_out: bool
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def open_page(browser: Browser, url: str, timeout_s: float) -> OpenPage:
+    """Opens `url` in a fresh context and returns once the network has been idle for 500 ms."""
+    context = browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    network = NetworkLog()
+    network.attach(cdp)
+    cdp.send("Network.enable")
+    t0 = time.monotonic()
+    timed_out = False
+    try:
+        page.goto(url, wait_until="networkidle", timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        timed_out = True
+    return OpenPage(context, page, network, time.monotonic() - t0, timed_out)
+
+
+def measure(opened: OpenPage) -> PageLoad:
+    """The figures of a page opened by `open_page`."""
+    net = opened.network
+    timings: dict[str, Any] = opened.page.evaluate(PAINT_AND_NAVIGATION_JS)
+    # Network idle: when the last request of the load ended (Playwright then waits 500 ms more
+    # to be sure no other starts); websockets are not requests and never end.
+    idle_ms = None
+    if net.ended and not opened.timed_out:
+        idle_ms = (max(net.ended.values()) - net.document_start) * 1000
+    html_wire = net.wire_bytes.get(net.document_id) if net.document_id else None
+    html_body = timings.get("htmlBody")
+    return PageLoad(
+        fcp_ms=_float_or_none(timings.get("fcp")),
+        network_idle_ms=idle_ms,
+        dom_content_loaded_ms=_float_or_none(timings.get("domContentLoaded")),
+        load_ms=_float_or_none(timings.get("load")),
+        requests=len(net.started),
+        failed_requests=net.failed,
+        websockets=net.websockets,
+        html_body_bytes=int(html_body) if html_body is not None else None,
+        html_wire_bytes=html_wire,
+        total_wire_bytes=sum(net.wire_bytes.values()),
+        wall_s=opened.wall_s,
+        status=int(timings["status"]) if timings.get("status") is not None else None,
+        note="the network never went idle before the timeout" if opened.timed_out else "",
+    )
+
+
+def _float_or_none(value: Any) -> float | None:
+    return float(value) if value is not None and value > 0 else None
