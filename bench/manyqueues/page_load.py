@@ -8,6 +8,7 @@ first contentful paint comes from the page's own Paint Timing entry.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,8 +16,11 @@ from typing import Any
 from playwright.sync_api import Browser, BrowserContext, CDPSession, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-# The flags that work as root on these machines without network (see the testing notes).
+# The flags that work as root on these machines without network (see the testing notes), and
+# every host name but the loopback's made unresolvable: a page's requests to the Internet
+# (Bull Board's web font) fail at once instead of depending on the machine's DNS.
 CHROMIUM_ARGS = [
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
@@ -46,9 +50,10 @@ class NetworkLog:
     """Requests of one page as the DevTools protocol reports them (times in seconds)."""
 
     started: dict[str, float] = field(default_factory=dict)
+    urls: dict[str, str] = field(default_factory=dict)
     ended: dict[str, float] = field(default_factory=dict)
     wire_bytes: dict[str, int] = field(default_factory=dict)
-    failed: int = 0
+    failed: list[str] = field(default_factory=list)
     websockets: int = 0
     document_id: str = ""
     document_start: float = 0.0
@@ -63,6 +68,7 @@ class NetworkLog:
         request_id = str(event["requestId"])
         # A redirect reuses the request id: the first start counts.
         self.started.setdefault(request_id, float(event["timestamp"]))
+        self.urls.setdefault(request_id, str(event.get("request", {}).get("url", "")))
         if event.get("type") == "Document" and not self.document_id:
             self.document_id = request_id
             self.document_start = float(event["timestamp"])
@@ -73,8 +79,9 @@ class NetworkLog:
         self.wire_bytes[request_id] = int(event.get("encodedDataLength") or 0)
 
     def _on_failed(self, event: dict[str, Any]) -> None:
-        self.ended[str(event["requestId"])] = float(event["timestamp"])
-        self.failed += 1
+        request_id = str(event["requestId"])
+        self.ended[request_id] = float(event["timestamp"])
+        self.failed.append(self.urls.get(request_id, ""))
 
     def _on_websocket(self, _event: dict[str, Any]) -> None:
         self.websockets += 1
@@ -89,13 +96,15 @@ class PageLoad:
     dom_content_loaded_ms: float | None
     load_ms: float | None
     requests: int
-    failed_requests: int
+    failed_requests: list[str]
     websockets: int
     html_body_bytes: int | None
     html_wire_bytes: int | None
     total_wire_bytes: int
     wall_s: float
     status: int | None
+    last_request: str
+    load_average: float
     note: str = ""
 
 
@@ -135,8 +144,12 @@ def measure(opened: OpenPage) -> PageLoad:
     # Network idle: when the last request of the load ended (Playwright then waits 500 ms more
     # to be sure no other starts); websockets are not requests and never end.
     idle_ms = None
-    if net.ended and not opened.timed_out:
-        idle_ms = (max(net.ended.values()) - net.document_start) * 1000
+    last = ""
+    if net.ended:
+        last_id = max(net.ended, key=lambda request_id: net.ended[request_id])
+        last = net.urls.get(last_id, "")
+        if not opened.timed_out:
+            idle_ms = (net.ended[last_id] - net.document_start) * 1000
     html_wire = net.wire_bytes.get(net.document_id) if net.document_id else None
     html_body = timings.get("htmlBody")
     return PageLoad(
@@ -152,6 +165,8 @@ def measure(opened: OpenPage) -> PageLoad:
         total_wire_bytes=sum(net.wire_bytes.values()),
         wall_s=opened.wall_s,
         status=int(timings["status"]) if timings.get("status") is not None else None,
+        last_request=last,
+        load_average=os.getloadavg()[0],
         note="the network never went idle before the timeout" if opened.timed_out else "",
     )
 

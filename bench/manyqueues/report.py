@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from results import ServerResult, SizeResult
 
@@ -183,9 +184,26 @@ def _api_table(sizes: list[SizeResult]) -> list[str]:
     ]
 
 
+def _path_of(url: str) -> str:
+    """The path and query of a loopback URL, the whole URL of any other."""
+    parts = urlsplit(url)
+    if parts.hostname in ("127.0.0.1", "localhost"):
+        return (parts.path + (f"?{parts.query}" if parts.query else ""))[:80]
+    return url[:80]
+
+
 def _server_notes(queues: int, name: str, result: ServerResult) -> list[str]:
     title = f"{queues:,} queues, {TITLES[name]}"
     lines = []
+    if result.loads:
+        idle_each = " / ".join(fmt(load.network_idle_ms) for load in result.loads)
+        requests = " / ".join(str(load.requests) for load in result.loads)
+        lasts = sorted({_path_of(load.last_request) for load in result.loads if load.last_request})
+        loads = " / ".join(f"{load.load_average:.1f}" for load in result.loads)
+        lines.append(
+            f"- {title}, each load: network idle {idle_each} ms; requests {requests}; "
+            f"last to end: {', '.join(f'`{p}`' for p in lasts)}; machine load average {loads}"
+        )
     if result.view_commands:
         top = result.view_commands[len(result.view_commands) // 2].by_command
         shown = ", ".join(f"{cmd} {n:,.0f}" for cmd, n in list(top.items())[:10])
@@ -202,9 +220,9 @@ def _server_notes(queues: int, name: str, result: ServerResult) -> list[str]:
         if load.note:
             lines.append(f"- {title}: {load.note}")
             break
-    failed = max((load.failed_requests for load in result.loads), default=0)
+    failed = sorted({_path_of(url) for load in result.loads for url in load.failed_requests})
     if failed:
-        lines.append(f"- {title}: up to {failed} failed requests in a load")
+        lines.append(f"- {title}: failed requests: {', '.join(f'`{url}`' for url in failed)}")
     statuses = {load.status for load in result.loads if load.status not in (None, 200)}
     if statuses:
         lines.append(f"- {title}: the page answered HTTP {', '.join(map(str, statuses))}")
