@@ -239,7 +239,7 @@ def measure_server(
     title = TITLES[server]
 
     log(f"{title}: warm-up load of {url}")
-    open_page(browser, url, args.load_timeout).close()
+    open_page(browser, url, args.load_timeout, args.quiet).close()
 
     log(f"{title}: the JSON route, {API_CALLS} requests")
     result.api, notes = measure_api(counter, port, API_ROUTES[server], args.load_timeout)
@@ -247,12 +247,16 @@ def measure_server(
 
     for n in range(args.loads):
         counter.start()
-        opened = open_page(browser, url, args.load_timeout)
+        opened = open_page(browser, url, args.load_timeout, args.quiet)
         window = counter.stop()
         load = measure(opened)
         opened.close()
         time.sleep(1.0)
         commands = net_of(window, counter.quiet_window(window.seconds))
+        # A poll of the JSON route while the load settles is the page's polling, not the view.
+        polls = sum(1 for u in load.repeated_requests if u.endswith(API_ROUTES[server]))
+        api_cost = result.median_api(lambda call: call.commands) or 0.0
+        commands.total = max(0.0, commands.total - polls * api_cost)
         result.loads.append(load)
         result.view_commands.append(commands)
         log(
@@ -265,18 +269,22 @@ def measure_server(
         log(f"{title}: idle viewer — {args.idle_seconds:g} s with nobody watching")
         time.sleep(2.0)
         quiet = counter.quiet_window(args.idle_seconds)
-        opened = open_page(browser, url, args.load_timeout)
+        opened = open_page(browser, url, args.load_timeout, args.quiet)
         log(f"{title}: idle viewer — page open; {args.settle:g} s to settle, then the count")
-        time.sleep(args.settle)
+        # Playwright's own wait, not time.sleep: it keeps the page's network events coming.
+        opened.page.wait_for_timeout(args.settle * 1000)
+        requests_before = len(opened.network.started)
         counter.start()
-        time.sleep(args.idle_seconds)
+        opened.page.wait_for_timeout(args.idle_seconds * 1000)
         active = counter.stop()
+        requests = len(opened.network.started) - requests_before
         opened.close()
         per_min = 60.0 / active.seconds
         result.idle_viewer = IdleViewer(
             seconds=active.seconds,
             with_viewer_per_min=active.total * per_min,
             quiet_per_min=quiet.total * 60.0 / quiet.seconds,
+            requests_per_min=requests * per_min,
             by_command_per_min={
                 cmd: n * per_min for cmd, n in net_of(active, quiet).by_command.items()
             },
@@ -364,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=15.0,
         help="seconds between opening the idle viewer's page and counting (default 15)",
+    )
+    ap.add_argument(
+        "--quiet",
+        type=float,
+        default=2.0,
+        help="a load ends after this many seconds without a new request (default 2)",
     )
     ap.add_argument(
         "--keep",
@@ -469,7 +483,8 @@ def run(
         "method": (
             f"Bullpen `GET {PAGES['bullpen']}` (`./run serve`: one Daphne process), Bull Board "
             f"`GET {PAGES['bullboard']}` (bench/node/bullboard.mjs, one shared connection); "
-            f"{args.loads} loads, idle viewer {args.idle_seconds:g} s after {args.settle:g} s"
+            f"{args.loads} loads, each until {args.quiet:g} s without a new request; "
+            f"idle viewer {args.idle_seconds:g} s after {args.settle:g} s"
         ),
     }
     report = render(sizes, meta, args.loads)

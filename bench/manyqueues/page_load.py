@@ -51,6 +51,8 @@ class NetworkLog:
 
     started: dict[str, float] = field(default_factory=dict)
     urls: dict[str, str] = field(default_factory=dict)
+    # Requests for a URL the page asked for before in this load: a poll, not the load's work.
+    repeats: set[str] = field(default_factory=set)
     ended: dict[str, float] = field(default_factory=dict)
     wire_bytes: dict[str, int] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
@@ -67,11 +69,20 @@ class NetworkLog:
     def _on_request(self, event: dict[str, Any]) -> None:
         request_id = str(event["requestId"])
         # A redirect reuses the request id: the first start counts.
-        self.started.setdefault(request_id, float(event["timestamp"]))
-        self.urls.setdefault(request_id, str(event.get("request", {}).get("url", "")))
+        if request_id in self.started:
+            return
+        url = str(event.get("request", {}).get("url", ""))
+        if url in self.urls.values():
+            self.repeats.add(request_id)
+        self.started[request_id] = float(event["timestamp"])
+        self.urls[request_id] = url
         if event.get("type") == "Document" and not self.document_id:
             self.document_id = request_id
             self.document_start = float(event["timestamp"])
+
+    def load_requests(self) -> list[str]:
+        """The ids of the requests that are the load's own work (polls left out)."""
+        return [request_id for request_id in self.started if request_id not in self.repeats]
 
     def _on_finished(self, event: dict[str, Any]) -> None:
         request_id = str(event["requestId"])
@@ -96,6 +107,7 @@ class PageLoad:
     dom_content_loaded_ms: float | None
     load_ms: float | None
     requests: int
+    repeated_requests: list[str]
     failed_requests: list[str]
     websockets: int
     html_body_bytes: int | None
@@ -120,8 +132,13 @@ class OpenPage:
         self.context.close()
 
 
-def open_page(browser: Browser, url: str, timeout_s: float) -> OpenPage:
-    """Opens `url` in a fresh context and returns once the network has been idle for 500 ms."""
+def open_page(browser: Browser, url: str, timeout_s: float, quiet_s: float) -> OpenPage:
+    """Opens `url` in a fresh context and returns once no request has started for `quiet_s`.
+
+    Playwright's "networkidle" waits for 500 ms without requests; a page may start many more
+    after such a pause (rows or charts fetched later), so the wait goes on until a longer
+    quiet spell in which every request has ended.
+    """
     context = browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
     page = context.new_page()
     cdp = context.new_cdp_session(page)
@@ -132,6 +149,17 @@ def open_page(browser: Browser, url: str, timeout_s: float) -> OpenPage:
     timed_out = False
     try:
         page.goto(url, wait_until="networkidle", timeout=timeout_s * 1000)
+        while True:
+            seen = len(network.load_requests())
+            # Playwright's own wait keeps the page's network events coming; time.sleep would not.
+            page.wait_for_timeout(quiet_s * 1000)
+            own = network.load_requests()
+            settled = len(own) == seen and set(own) <= set(network.ended)
+            if settled:
+                break
+            if time.monotonic() - t0 > timeout_s:
+                timed_out = True
+                break
     except PlaywrightTimeout:
         timed_out = True
     return OpenPage(context, page, network, time.monotonic() - t0, timed_out)
@@ -141,12 +169,13 @@ def measure(opened: OpenPage) -> PageLoad:
     """The figures of a page opened by `open_page`."""
     net = opened.network
     timings: dict[str, Any] = opened.page.evaluate(PAINT_AND_NAVIGATION_JS)
-    # Network idle: when the last request of the load ended (Playwright then waits 500 ms more
-    # to be sure no other starts); websockets are not requests and never end.
+    # Network idle: when the last request of the load ended (the quiet spell after it is not
+    # counted); websockets are not requests and never end.
     idle_ms = None
     last = ""
-    if net.ended:
-        last_id = max(net.ended, key=lambda request_id: net.ended[request_id])
+    own = [request_id for request_id in net.load_requests() if request_id in net.ended]
+    if own:
+        last_id = max(own, key=lambda request_id: net.ended[request_id])
         last = net.urls.get(last_id, "")
         if not opened.timed_out:
             idle_ms = (net.ended[last_id] - net.document_start) * 1000
@@ -157,12 +186,13 @@ def measure(opened: OpenPage) -> PageLoad:
         network_idle_ms=idle_ms,
         dom_content_loaded_ms=_float_or_none(timings.get("domContentLoaded")),
         load_ms=_float_or_none(timings.get("load")),
-        requests=len(net.started),
-        failed_requests=net.failed,
+        requests=len(net.load_requests()),
+        repeated_requests=[net.urls[request_id] for request_id in net.repeats],
+        failed_requests=list(net.failed),
         websockets=net.websockets,
         html_body_bytes=int(html_body) if html_body is not None else None,
         html_wire_bytes=html_wire,
-        total_wire_bytes=sum(net.wire_bytes.values()),
+        total_wire_bytes=sum(net.wire_bytes[i] for i in net.load_requests() if i in net.wire_bytes),
         wall_s=opened.wall_s,
         status=int(timings["status"]) if timings.get("status") is not None else None,
         last_request=last,

@@ -213,7 +213,8 @@ def _server_notes(queues: int, name: str, result: ServerResult) -> list[str]:
         shown = ", ".join(f"{cmd} {n:,.0f}" for cmd, n in list(idle.by_command_per_min.items())[:8])
         lines.append(
             f"- {title}, idle viewer: {idle.with_viewer_per_min:,.0f} cmds/min with the page "
-            f"open, {idle.quiet_per_min:,.0f} without ({idle.seconds:.0f} s windows)"
+            f"open, {idle.quiet_per_min:,.0f} without ({idle.seconds:.0f} s windows); "
+            f"the page made {idle.requests_per_min:,.1f} requests a minute"
             + (f"; by command: {shown}" if shown else "")
         )
     for load in result.loads:
@@ -222,10 +223,18 @@ def _server_notes(queues: int, name: str, result: ServerResult) -> list[str]:
             break
     failed = sorted({_path_of(url) for load in result.loads for url in load.failed_requests})
     if failed:
-        lines.append(f"- {title}: failed requests: {', '.join(f'`{url}`' for url in failed)}")
+        most = max(len(load.failed_requests) for load in result.loads)
+        shown = ", ".join(f"`{url}`" for url in failed[:3]) + (", …" if len(failed) > 3 else "")
+        lines.append(f"- {title}: up to {most} failed requests in a load: {shown}")
     statuses = {load.status for load in result.loads if load.status not in (None, 200)}
     if statuses:
         lines.append(f"- {title}: the page answered HTTP {', '.join(map(str, statuses))}")
+    repeated = max((len(load.repeated_requests) for load in result.loads), default=0)
+    if repeated:
+        lines.append(
+            f"- {title}: up to {repeated} repeated requests (polls) during a load, "
+            "left out of the figures (their Redis commands too, at the JSON route's cost)"
+        )
     sockets = max((load.websockets for load in result.loads), default=0)
     if sockets:
         lines.append(f"- {title}: {sockets} websocket(s) opened by the page (not counted)")

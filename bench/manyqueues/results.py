@@ -18,6 +18,7 @@ class IdleViewer:
     seconds: float
     with_viewer_per_min: float
     quiet_per_min: float
+    requests_per_min: float
     by_command_per_min: dict[str, float]
 
     @property
