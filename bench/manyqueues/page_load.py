@@ -45,6 +45,9 @@ PAINT_AND_NAVIGATION_JS = """() => {
 }"""
 
 
+NEXT_FRAME_JS = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
+
+
 @dataclass
 class NetworkLog:
     """Requests of one page as the DevTools protocol reports them (times in seconds)."""
@@ -153,6 +156,9 @@ def open_page(browser: Browser, url: str, timeout_s: float, quiet_s: float) -> O
             seen = len(network.load_requests())
             # Playwright's own wait keeps the page's network events coming; time.sleep would not.
             page.wait_for_timeout(quiet_s * 1000)
+            # A page busy running scripts starts no request however long it is watched: wait
+            # for a frame and a task, so the work it had queued has started its requests.
+            page.evaluate(NEXT_FRAME_JS)
             own = network.load_requests()
             settled = len(own) == seen and set(own) <= set(network.ended)
             if settled:
@@ -197,7 +203,13 @@ def measure(opened: OpenPage) -> PageLoad:
         status=int(timings["status"]) if timings.get("status") is not None else None,
         last_request=last,
         load_average=os.getloadavg()[0],
-        note="the network never went idle before the timeout" if opened.timed_out else "",
+        note=(
+            "the network never went idle before the timeout"
+            if opened.timed_out
+            else "requests went on after the load seemed settled (figures are low)"
+            if idle_ms is not None and idle_ms > opened.wall_s * 1000
+            else ""
+        ),
     )
 
 

@@ -217,6 +217,13 @@ def _server_notes(queues: int, name: str, result: ServerResult) -> list[str]:
             f"the page made {idle.requests_per_min:,.1f} requests a minute"
             + (f"; by command: {shown}" if shown else "")
         )
+        poll_cost = result.median_api(lambda call: call.commands)
+        if name == "bullboard" and poll_cost:
+            lines.append(
+                f"- {title}: at its 5 s polling interval, 12 polls a minute would cost "
+                f"{12 * poll_cost:,.0f} commands a minute (12 times the JSON route's "
+                f"{poll_cost:,.0f}); compare the requests the page made above"
+            )
     for load in result.loads:
         if load.note:
             lines.append(f"- {title}: {load.note}")
