@@ -54,7 +54,7 @@ class NetworkLog:
 
     started: dict[str, float] = field(default_factory=dict)
     urls: dict[str, str] = field(default_factory=dict)
-    # Requests for a URL the page asked for before in this load: a poll, not the load's work.
+    # Requests for a URL the page asked for before in this load (reported, still counted).
     repeats: set[str] = field(default_factory=set)
     ended: dict[str, float] = field(default_factory=dict)
     wire_bytes: dict[str, int] = field(default_factory=dict)
@@ -84,8 +84,8 @@ class NetworkLog:
             self.document_start = float(event["timestamp"])
 
     def load_requests(self) -> list[str]:
-        """The ids of the requests that are the load's own work (polls left out)."""
-        return [request_id for request_id in self.started if request_id not in self.repeats]
+        """The ids of the load's requests."""
+        return list(self.started)
 
     def _on_finished(self, event: dict[str, Any]) -> None:
         request_id = str(event["requestId"])
@@ -135,7 +135,9 @@ class OpenPage:
         self.context.close()
 
 
-def open_page(browser: Browser, url: str, timeout_s: float, quiet_s: float) -> OpenPage:
+def open_page(
+    browser: Browser, url: str, timeout_s: float, quiet_s: float, init_script: str = ""
+) -> OpenPage:
     """Opens `url` in a fresh context and returns once no request has started for `quiet_s`.
 
     Playwright's "networkidle" waits for 500 ms without requests; a page may start many more
@@ -143,6 +145,8 @@ def open_page(browser: Browser, url: str, timeout_s: float, quiet_s: float) -> O
     quiet spell in which every request has ended.
     """
     context = browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
+    if init_script:
+        context.add_init_script(init_script)
     page = context.new_page()
     cdp = context.new_cdp_session(page)
     network = NetworkLog()

@@ -239,8 +239,8 @@ def _server_notes(queues: int, name: str, result: ServerResult) -> list[str]:
     repeated = max((len(load.repeated_requests) for load in result.loads), default=0)
     if repeated:
         lines.append(
-            f"- {title}: up to {repeated} repeated requests (polls) during a load, "
-            "left out of the figures (their Redis commands too, at the JSON route's cost)"
+            f"- {title}: up to {repeated} requests in a load for a URL the page had "
+            "already asked for"
         )
     sockets = max((load.websockets for load in result.loads), default=0)
     if sockets:
