@@ -93,7 +93,11 @@ def verdicts(sizes: list[SizeResult]) -> list[dict[str, Any]]:
         size = by_queues.get(target.queues)
         bullpen = size.servers.get("bullpen") if size else None
         value = bullpen.metric(target.metric) if bullpen else None
-        if value is None:
+        loads = bullpen.loads if bullpen else []
+        never_idle = bool(loads) and all(load.network_idle_ms is None for load in loads)
+        if value is None and target.metric == "network_idle_ms" and never_idle:
+            state = "not met"
+        elif value is None:
             state = "not measured"
         else:
             state = "met" if value <= target.bound else "not met"
@@ -108,7 +112,13 @@ def verdicts(sizes: list[SizeResult]) -> list[dict[str, Any]]:
                 "value": value,
                 "bullboard": reference,
                 "state": state,
-                "shown": target.shown(value) if value is not None else "—",
+                "shown": (
+                    target.shown(value)
+                    if value is not None
+                    else "never idle within the load timeout"
+                    if state == "not met"
+                    else "—"
+                ),
                 "bullboard_shown": target.shown(reference) if reference is not None else "",
             }
         )
