@@ -5,11 +5,16 @@
 //   node bullboard.mjs --redis redis://127.0.0.1:6379/0 --prefix bull --port 3000
 //
 // Bull Board is mounted at "/" with one BullMQAdapter per queue
-// bench-00..bench-NN, read-only, with its default UI options otherwise.
+// bench-00..bench-NN (or per name in --names-file, one a line), read-only,
+// with its default UI options otherwise. --shared-connection gives every
+// queue the same ioredis connection, as an application with thousands of
+// queues would (by default each Queue opens its own).
 // Its JSON API is then at /api/... (see bench/README.md for the exact URLs
 // the UI polls).
 
 import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import IORedis from 'ioredis';
 import express from 'express';
 import { Queue } from 'bullmq';
 import { createBullBoard } from '@bull-board/api';
@@ -23,6 +28,8 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '3000' },
     host: { type: 'string', default: '127.0.0.1' },
     queues: { type: 'string', default: '20' },
+    'names-file': { type: 'string' },
+    'shared-connection': { type: 'boolean', default: false },
     // Bull Board asks Redis for the client list of every queue on each
     // overview request, to warn about queues without workers; this is its
     // default. --hide-workers turns it off (uiConfig.showWorkers = false).
@@ -34,19 +41,25 @@ const { values: args } = parseArgs({
 if (args.help) {
   process.stderr.write(
     'usage: node bullboard.mjs [--redis URL] [--prefix bull] [--port 3000] [--host 127.0.0.1]\n' +
-      '                          [--queues 20] [--hide-workers]\n',
+      '                          [--queues 20 | --names-file FILE] [--shared-connection]\n' +
+      '                          [--hide-workers]\n',
   );
   process.exit(0);
 }
 
-const nQueues = Number.parseInt(args.queues, 10);
+const names = args['names-file']
+  ? readFileSync(args['names-file'], 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+  : Array.from({ length: Number.parseInt(args.queues, 10) }, (_, i) => `bench-${String(i).padStart(2, '0')}`);
+const nQueues = names.length;
 const port = Number.parseInt(args.port, 10);
-const connection = { url: args.redis, maxRetriesPerRequest: null };
+const connection = args['shared-connection']
+  ? new IORedis(args.redis, { maxRetriesPerRequest: null })
+  : { url: args.redis, maxRetriesPerRequest: null };
 
-const queues = Array.from(
-  { length: nQueues },
-  (_, i) => new Queue(`bench-${String(i).padStart(2, '0')}`, { connection, prefix: args.prefix }),
-);
+const queues = names.map((name) => new Queue(name, { connection, prefix: args.prefix }));
 await Promise.all(queues.map((q) => q.waitUntilReady()));
 
 const serverAdapter = new ExpressAdapter();
@@ -77,6 +90,7 @@ async function stop() {
   stopping = true;
   server.close();
   await Promise.allSettled(queues.map((q) => q.close()));
+  if (args['shared-connection']) connection.disconnect();
   process.exit(0);
 }
 process.on('SIGTERM', stop);
