@@ -23,7 +23,7 @@ from queues.conf import ALERT_DELIVERY_KEYS, get_config
 from queues.counts import QueueSummary
 from queues.dead_letters import is_dead_letter_queue
 from queues.keys import QueueRef
-from queues.recent import finished_since
+from queues.recent import failed_since
 
 # The window of the failed_last_hour rule, in seconds.
 LAST_HOUR_S = 3600
@@ -109,7 +109,8 @@ def alerts_by_queue(
     signatures: Mapping[QueueRef, Sequence[str]] | None = None,
 ) -> dict[QueueRef, list[Alert]]:
     """The alerts firing on each queue, given its jobs finished in the last hour (as
-    :func:`queues.recent.finished_since` counts them; a queue missing there failed none) and
+    :func:`queues.recent.finished_since` or ``failed_since`` count them; a queue missing there
+    failed none) and
     its failure signatures new in the last hour (as :func:`read_signatures` finds them)."""
     new = signatures or {}
     return {
@@ -137,9 +138,8 @@ async def read_signatures(
 
 
 async def read_alerts(found: Sequence[QueueSummary]) -> dict[QueueRef, list[Alert]]:
-    """:func:`alerts_by_queue` after reading the last hour's finished jobs (one round trip)
+    """:func:`alerts_by_queue` after reading the last hour's failed jobs (one round trip)
     and, for queues that failed some, their new failure signatures."""
-    # A queue that keeps no finished job finished none in the last hour: no read for it.
-    finishing = [s.ref for s in found if s.counts["completed"] or s.counts["failed"]]
-    recent = await finished_since(finishing, LAST_HOUR_S)
+    # A queue that keeps no failed job failed none in the last hour: no read for it.
+    recent = await failed_since([s.ref for s in found if s.counts["failed"]], LAST_HOUR_S)
     return alerts_by_queue(found, recent, await read_signatures(found, recent))
