@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,8 +117,11 @@ async def test_a_page_says_stale_when_updates_stop_and_live_when_they_resume(
         await expect(page.locator("#live-status")).to_have_text("live")
         await page.evaluate("window.bullpenNoReload = true")
         layer_redis.stop()
-        # No heartbeat reaches the page: it stops saying "live" and greys its figures.
-        await expect(page.locator("#live-status")).to_have_text("stale", timeout=15000)
+        # No heartbeat reaches the page: it stops saying "live" and greys its figures. Whether
+        # the socket stays open (silence) or the server closes it (the layer failed) is a race.
+        await expect(page.locator("#live-status")).to_have_text(
+            re.compile(r"^(stale|reconnecting…)$"), timeout=15000
+        )
         await expect(page.locator("body")).to_have_class("stale")
         await page.screenshot(path=tmp_path / "stale.png", full_page=True)
         layer_redis.start()

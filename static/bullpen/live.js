@@ -58,7 +58,10 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
     setStatus("connecting", retry ? "reconnecting…" : "connecting…");
     socket = new WebSocket(url);
-    socket.onopen = function () { retry = 0; lastBeat = Date.now(); subscribe(true); };
+    socket.onopen = function () {
+      // subscribe(true) reads everything again; the server's first message, its status, ungreys.
+      retry = 0; lastBeat = Date.now(); stale = false; subscribe(true);
+    };
     socket.onmessage = function (event) {
       var message;
       try { message = JSON.parse(event.data); } catch (e) { return; }
@@ -71,6 +74,9 @@
         return;
       }
       retry += 1;
+      // Nothing reaches a closed socket: grey the figures until the server speaks again.
+      stale = true;
+      markStale(true, "Connection to the server lost: the figures may be out of date");
       var delay = Math.min(10000, 500 * Math.pow(2, Math.min(retry, 5))) * (0.75 + Math.random() / 2);
       setStatus("reconnecting", "reconnecting…");
       setTimeout(connect, delay);
