@@ -101,7 +101,7 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [NONE],
         "script-src": [SELF],
         "style-src": [SELF],
-        "img-src": [SELF],
+        "img-src": [SELF, "data:"],  # the icon, inlined in every page
         "font-src": [SELF],
         "connect-src": [SELF],
         "form-action": [SELF],
