@@ -127,7 +127,9 @@
     if (redisState === "ok" && !stale) setStatus("live", "live");
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") {
-      message.queues.forEach(applyCounts);
+      // One look for the overview's rows per message, not one per queue (thousands at first).
+      var rows = spec().watch === "overview" ? rowsBySlug() : null;
+      message.queues.forEach(function (queue) { applyCounts(queue, rows); });
       if (spec().watch === "overview") overviewSettled();
     }
     else if (message.type === "progress") applyProgress(message);
@@ -199,9 +201,9 @@
   }
 
   // ---- counts ---------------------------------------------------------------------------------
-  function applyCounts(queue) {
+  function applyCounts(queue, rows) {
     var watch = spec();
-    if (watch.watch === "overview") overviewCounts(queue);
+    if (watch.watch === "overview") overviewCounts(queue, rows || rowsBySlug());
     if (watch.watch === "queue" && watch.queue === queue.slug) {
       Object.keys(queue.counts).forEach(function (state) {
         setText(document.querySelector('.tab[data-state="' + state + '"] .count'), queue.counts[state]);
@@ -252,12 +254,20 @@
     send({ watch: "overview", shown: shownQueues() });
   });
 
-  function overviewCounts(queue) {
+  function rowsBySlug() {
+    var rows = new Map();
+    document.querySelectorAll("tr[data-queue]").forEach(function (row) {
+      if (!rows.has(row.dataset.queue)) rows.set(row.dataset.queue, row);
+    });
+    return rows;
+  }
+
+  function overviewCounts(queue, rows) {
     var state = overviewState();
     if (!state) return;
     if (!(queue.slug in state.queues)) state.size += 1;
     state.queues[queue.slug] = queue;
-    var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.slug) + '"]');
+    var row = rows.get(queue.slug);
     if (!row) return;
     // The overview's counts leave out the states without jobs.
     row.querySelectorAll("td[data-state]").forEach(function (cell) {
