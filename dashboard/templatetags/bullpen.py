@@ -403,6 +403,8 @@ def _favicon_data_uri() -> str:
 
     found = finders.find("bullpen/favicon.svg")
     path = found[0] if isinstance(found, list) else found
+    if not path:
+        return ""  # the static file is missing: no icon rather than a broken page
     with open(path, encoding="utf-8") as icon:
         svg = " ".join(icon.read().split())
     return "data:image/svg+xml," + quote(svg, safe=":/=,.")
