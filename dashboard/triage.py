@@ -20,7 +20,7 @@ from queues.alerts import read_alerts
 from queues.counts import summaries
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
-from queues.failure_groups import failure_groups, shared_failure_groups
+from queues.failure_groups import failure_groups, shared_failure_groups, with_trends
 from queues.find import find_job
 from queues.keys import QueueRef
 from queues.workers import ClientListRefused, by_process, list_workers
@@ -57,7 +57,7 @@ async def groups_api(request: HttpRequest, queue: str) -> JsonResponse:
     if budget is None:
         report = await shared_failure_groups(ref)
     else:
-        report = await failure_groups(ref, budget)
+        report = await with_trends(ref, await failure_groups(ref, budget))
     return JsonResponse(report.as_json())
 
 

@@ -18,6 +18,7 @@ from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import BadParameter, QueueNotFound
+from queues.failure_trends import Trend, record_and_read
 from queues.jsontext import loads_shown
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
@@ -78,6 +79,7 @@ class FailureGroup:
     example_id: str = ""
     example_reason: str = ""
     job_ids: list[str] = field(default_factory=list)
+    failed_at: list[int] = field(default_factory=list)  # ms, one per job
 
     def as_json(self, with_ids: bool = False) -> dict[str, Any]:
         body = {
@@ -100,10 +102,23 @@ class GroupReport:
     groups: list[FailureGroup]
     scanned: int
     total_failed: int
+    # By signature: the group's last day (failure_trends.py), for the groups that have one.
+    trends: dict[str, Trend] = field(default_factory=dict)
+
+    def rows(self) -> list[tuple[FailureGroup, Trend | None]]:
+        """Each group with its trend (the page's rows)."""
+        return [(group, self.trends.get(group.signature)) for group in self.groups]
 
     def as_json(self) -> dict[str, Any]:
+        groups = []
+        for group in self.groups:
+            body = group.as_json()
+            trend = self.trends.get(group.signature)
+            if trend is not None:
+                body["trend"] = trend.as_json()
+            groups.append(body)
         return {
-            "groups": [g.as_json() for g in self.groups],
+            "groups": groups,
             "scanned": self.scanned,
             "totalFailed": self.total_failed,
             "complete": self.scanned >= self.total_failed,
@@ -153,8 +168,22 @@ async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupRepor
                     group.example_id = job_id
                     group.example_reason = (reason or "")[:500]
                 group.job_ids.append(job_id)
+                group.failed_at.append(finished_ms)
     ordered = sorted(groups.values(), key=lambda g: (-g.count, -g.last_seen))
     return GroupReport(ordered, len(scored), int(total))
+
+
+async def with_trends(ref: QueueRef, report: GroupReport) -> GroupReport:
+    """``report`` with each group's last day, the failures it saw merged into the stored
+    trends first (failure_trends.py)."""
+    seen = [(group.signature, group.failed_at) for group in report.groups]
+    async with translate_redis_errors():
+        report.trends = await record_and_read(ref, seen, int(time.time() * 1000))
+    return report
+
+
+async def _groups_for_pages(ref: QueueRef) -> GroupReport:
+    return await with_trends(ref, await failure_groups(ref))
 
 
 # Reports shared between pages: a failure in a queue makes every page open on its failed tab
@@ -178,7 +207,7 @@ async def shared_failure_groups(ref: QueueRef) -> GroupReport:
     flight = (loop, ref, failed)
     task = _scanning.get(flight)
     if task is None:
-        task = _scanning[flight] = loop.create_task(failure_groups(ref))
+        task = _scanning[flight] = loop.create_task(_groups_for_pages(ref))
         task.add_done_callback(lambda _: _scanning.pop(flight, None))
     report = await asyncio.shield(task)
     _shared[ref] = (time.monotonic(), failed, report)

@@ -20,6 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from dashboard import alert_messages
 from dashboard.converters import NameConverter
 from queues.alerts import Alert
+from queues.failure_trends import Trend
 from queues.keys import STATES
 
 if TYPE_CHECKING:
@@ -219,18 +220,9 @@ def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> S
     if not points:
         return mark_safe("")
     top = max(1, *(max(p["completed"], p["failed"]) for p in points))
-    step = width / max(1, len(points) - 1)
 
     def line(key: str) -> str:
-        ys = [f"{height - 1 - (p[key] / top) * (height - 2):.1f}" for p in points]
-        # A point between two of the same height draws nothing: a quiet hour is 2 points, not
-        # 60 (the overview shows a hundred of these).
-        kept = [
-            f"{i * step:.1f},{y}"
-            for i, y in enumerate(ys)
-            if i in (0, len(ys) - 1) or not ys[i - 1] == y == ys[i + 1]
-        ]
-        return " ".join(kept)
+        return _polyline([p[key] for p in points], top, width, height)
 
     return format_html(
         '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
@@ -245,6 +237,47 @@ def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> S
         line("completed"),
         line("failed"),
     )
+
+
+@register.simple_tag
+def trend_spark(trend: Trend | None, width: int = 96, height: int = 18) -> SafeString:
+    """A failure group's last day, failures per quarter hour, as a small inline SVG."""
+    if trend is None:
+        return mark_safe("")
+    points = trend.buckets()
+    peak = max(points)
+    top = max(1, peak)
+    label = (
+        f"{trend.total} failure{pluralize(trend.total)} in the last day, "
+        f"at most {peak} in a quarter hour"
+    )
+    return format_html(
+        '<svg class="spark trend" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
+        'aria-label="{}"><title>{}</title>'
+        '<polyline class="failed" fill="none" stroke="#b3261e" stroke-width="1.2" points="{}"/>'
+        "</svg>",
+        width,
+        height,
+        width,
+        height,
+        label,
+        label,
+        _polyline(points, top, width, height),
+    )
+
+
+def _polyline(values: list[int], top: int, width: int, height: int) -> str:
+    """An SVG polyline's points for ``values`` scaled to ``top``. A point between two of the
+    same height draws nothing: a quiet hour is 2 points, not 60 (the overview shows a hundred
+    of these)."""
+    step = width / max(1, len(values) - 1)
+    ys = [f"{height - 1 - (n / top) * (height - 2):.1f}" for n in values]
+    kept = [
+        f"{i * step:.1f},{y}"
+        for i, y in enumerate(ys)
+        if i in (0, len(ys) - 1) or not ys[i - 1] == y == ys[i + 1]
+    ]
+    return " ".join(kept)
 
 
 @register.filter
