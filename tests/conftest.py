@@ -148,9 +148,13 @@ class Peer:
     def __init__(self, redis_url: str) -> None:
         self.redis_url = redis_url
 
+    def connection_flags(self) -> list[str]:
+        """How the peer reaches Redis (a URL here; through a sentinel in test_sentinel.py)."""
+        return ["--redis", self.redis_url]
+
     def __call__(self, command: str, *args: str, timeout: float = 60) -> Any:
         result = subprocess.run(
-            ["node", str(PEER), command, "--redis", self.redis_url, *args],
+            ["node", str(PEER), command, *self.connection_flags(), *args],
             capture_output=True,
             text=True,
             timeout=timeout,

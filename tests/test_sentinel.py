@@ -9,7 +9,6 @@ import asyncio
 import base64
 import json
 import signal
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -25,7 +24,7 @@ from playwright.async_api import async_playwright, expect
 from dashboard import checks
 from queues.runner import Producer, default_registry
 from queues.write_once import CLIENT_NAME
-from tests.conftest import CHROMIUM_ARGS, PEER, ROOT, Peer, start_bullpen, stop_bullpen
+from tests.conftest import CHROMIUM_ARGS, ROOT, Peer, start_bullpen, stop_bullpen
 from tests.sentinel_topology import SERVICE, SentinelTopology
 from tests.worker_fixtures import WorkerProcess, lines_of, wait_for
 
@@ -39,18 +38,8 @@ class SentinelPeer(Peer):
         super().__init__("")
         self.topology = topology
 
-    def __call__(self, command: str, *args: str, timeout: float = 60) -> Any:
-        flags = ["--sentinels", self.topology.sentinels, "--sentinel-name", SERVICE]
-        result = subprocess.run(
-            ["node", str(PEER), command, *flags, *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise AssertionError(f"peer {command} failed: {result.stderr[-2000:]}")
-        return json.loads(result.stdout)
+    def connection_flags(self) -> list[str]:
+        return ["--sentinels", self.topology.sentinels, "--sentinel-name", SERVICE]
 
 
 @pytest.fixture
