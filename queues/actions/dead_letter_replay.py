@@ -13,24 +13,12 @@ from typing import Any, Literal
 import redis.asyncio as aioredis
 from bullmq import Job, Queue
 
+from queues.actions.job_copies import kept_opts
 from queues.dead_letters import dead_letter_ref
 from queues.errors import Conflict, JobNotFound, QueueDataError
 from queues.keys import QueueRef
 from queues.restricted_redis import without_info
 from queues.write_once import write_once_client
-
-# Job options a replayed job keeps; ids, delays, repeat and parent links belong to the original.
-_REPLAY_OPTS = (
-    "attempts",
-    "backoff",
-    "priority",
-    "lifo",
-    "removeOnComplete",
-    "removeOnFail",
-    "keepLogs",
-    "stackTraceLimit",
-    "sizeLimit",
-)
 
 
 @dataclass(frozen=True)
@@ -89,8 +77,7 @@ async def replay_dead_letter(
             await job.retry("failed", {"resetAttemptsMade": True, "resetAttemptsStarted": True})
             new_id, how = job_id, "retried"
         elif state == "unknown":
-            kept = (data.get("opts") or {}).items()
-            opts = {key: value for key, value in kept if key in _REPLAY_OPTS}
+            opts = kept_opts(data.get("opts"))
             if not job_id.isdigit():
                 opts["jobId"] = job_id  # a custom (business) id: keep it
             added = await original.add(str(data.get("name") or "replay"), data.get("data"), opts)

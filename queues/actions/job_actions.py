@@ -9,24 +9,12 @@ from bullmq import Job
 
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import queue_for_actions
+from queues.actions.job_copies import kept_opts
 from queues.actions.result import ActionResult
 from queues.errors import BadParameter, BullpenError, Conflict, JobNotFound, OutcomeUnknown
 from queues.keys import QueueRef
 
 RETRYABLE = ("failed", "completed")
-# Options a duplicate keeps: the rest (ids, repeat, parents, deduplication) belong to the original.
-_DUPLICATE_OPTS = (
-    "attempts",
-    "backoff",
-    "delay",
-    "priority",
-    "lifo",
-    "removeOnComplete",
-    "removeOnFail",
-    "keepLogs",
-    "stackTraceLimit",
-    "sizeLimit",
-)
 
 
 async def _load(ref: QueueRef, job_id: str) -> tuple[Job, str]:
@@ -81,7 +69,7 @@ async def update_job_data(ref: QueueRef, job_id: str, data: Any) -> ActionResult
 async def duplicate_job(ref: QueueRef, job_id: str) -> ActionResult:
     async with translate_bullmq_errors(job_id):
         job, _ = await _load(ref, job_id)
-        opts = {key: job.opts[key] for key in _DUPLICATE_OPTS if key in job.opts}
+        opts = kept_opts(job.opts, with_delay=True)
         copy = await queue_for_actions(ref).add(job.name, job.data, opts)
     return ActionResult("duplicate", ref.slug, [job_id], 1, {"newJobId": str(copy.id)})
 

@@ -17,23 +17,10 @@ from croniter import CroniterBadCronError, CroniterBadDateError
 
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import queue_for_actions
+from queues.actions.job_copies import kept_opts
 from queues.actions.result import ActionResult
 from queues.errors import BadParameter, Conflict
 from queues.keys import QueueRef
-
-# Template options a run-now job keeps: those of a scheduled job (ids, delays and the
-# repeat settings belong to the schedule).
-_RUN_NOW_OPTS = (
-    "attempts",
-    "backoff",
-    "priority",
-    "lifo",
-    "removeOnComplete",
-    "removeOnFail",
-    "keepLogs",
-    "stackTraceLimit",
-    "sizeLimit",
-)
 
 
 async def upsert_scheduler(
@@ -78,10 +65,7 @@ async def run_scheduler_now(ref: QueueRef, scheduler_id: str) -> ActionResult:
             raise Conflict(f"No job scheduler {scheduler_id!r} in queue {ref.slug!r}")
         template = scheduler.get("template") or {}
         data = template.get("data", {})
-        given = template.get("opts")
-        if not isinstance(given, dict):
-            given = {}
-        opts = {key: given[key] for key in _RUN_NOW_OPTS if key in given}
+        opts = kept_opts(template.get("opts"))
         job = await queue.add(str(scheduler.get("name") or scheduler_id), data, opts)
     return ActionResult(
         "run-scheduler",
