@@ -261,7 +261,8 @@ def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             Warning(
                 f"Redis at {redact(url)} is unreachable: {error}",
                 hint="Pages answer 503 until it is. Check BULLPEN['REDIS_URL'] (rediss:// for "
-                "TLS, redis+sentinel:// for Sentinel) and that this machine can reach it.",
+                "TLS, redis+sentinel:// for Sentinel, redis+cluster:// for a Cluster) and that "
+                "this machine can reach it.",
                 id="bullpen.W009",
             )
         ]
@@ -269,10 +270,11 @@ def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 
 
 def _ping(url: str, timeout: float) -> None:
-    """PING the server ``url`` names, or the master its sentinels name."""
+    """PING the server ``url`` names, the master its sentinels name, or a cluster's nodes."""
     import redis
+    from redis.cluster import ClusterNode, RedisCluster
 
-    from queues.redis_urls import SentinelUrl, parse_redis_url
+    from queues.redis_urls import ClusterUrl, SentinelUrl, parse_redis_url
     from queues.sentinel_clients import sync_master_client
 
     options: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_timeout": timeout}
@@ -280,6 +282,19 @@ def _ping(url: str, timeout: float) -> None:
     if isinstance(target, SentinelUrl):
         with sync_master_client(target, options, timeout) as master:
             master.ping()
+        return
+    if isinstance(target, ClusterUrl):
+        cluster = RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in target.nodes],  # type: ignore[no-untyped-call]
+            username=target.username,
+            password=target.password,
+            ssl=target.tls,
+            **options,
+        )
+        try:
+            cluster.ping(target_nodes=RedisCluster.ALL_NODES)
+        finally:
+            cluster.close()
         return
     client = redis.Redis.from_url(url, **options)
     try:

@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 from queues.alert_state import AlertTracker, Key, Notice
 from queues.alerts import read_alerts
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
-from queues.conf import get_config
+from queues.conf import get_config, own_key_prefix
 from queues.connection import get_client
 from queues.counts import summaries
 from queues.errors import BullpenError
@@ -79,7 +79,7 @@ def _seconds(value: Any, default: float, *, least: float) -> float:
 
 
 def state_key() -> str:
-    return f"{get_config().get('LIVE_KEY_PREFIX', 'bullpen')}:alerts:state"
+    return f"{own_key_prefix()}:alerts:state"
 
 
 class AlertWatch:

@@ -121,6 +121,26 @@ Reset = TypeVar("Reset", bound=Callable[[], None])
 _resets: list[Callable[[], None]] = []
 
 
+def own_key_prefix() -> str:
+    """The prefix of Bullpen's own keys (``LIVE_KEY_PREFIX``). On a Redis Cluster it is made a
+    hash tag (``{bullpen}``) unless it holds one: the keys that one transaction or script of
+    Bullpen's touches must share a slot."""
+    config = get_config()
+    prefix = str(config.get("LIVE_KEY_PREFIX") or "bullpen")
+    if "{" in prefix or not _names_a_cluster(config.get("REDIS_URL")):
+        return prefix
+    return "{" + prefix + "}"
+
+
+def _names_a_cluster(url: object) -> bool:
+    from queues.redis_urls import ClusterUrl, RedisUrlError, parse_redis_url
+
+    try:
+        return isinstance(parse_redis_url(url), ClusterUrl)
+    except RedisUrlError:
+        return False  # the system check reports it
+
+
 def on_change(reset: Reset) -> Reset:
     """Call ``reset`` whenever ``BULLPEN`` changes (a decorator for a module's own reset)."""
     _resets.append(reset)

@@ -15,7 +15,7 @@ from django.core.validators import validate_email
 
 from queues.conf import ALERT_DELIVERY_KEYS, DEFAULTS
 from queues.redaction import path_problem
-from queues.redis_urls import ClusterUrl, RedisUrlError, parse_redis_url, redact
+from queues.redis_urls import RedisUrlError, parse_redis_url, redact
 
 # Keys accepted besides DEFAULTS': the short form of PREFIXES.
 ALIASES = ("PREFIX",)
@@ -226,21 +226,11 @@ _URL_HINT = (
 def _redis_url(url: Any) -> list[Problem]:
     """Whether REDIS_URL names something Bullpen can connect to."""
     try:
-        target = parse_redis_url(url)
+        parse_redis_url(url)
     except RedisUrlError as error:
         shown = repr(redact(url)) if isinstance(url, str) else repr(url)
         message = f"BULLPEN['REDIS_URL'] = {shown} is not usable: {error}."
         return [Problem("E014", message, _URL_HINT)]
-    if isinstance(target, ClusterUrl):
-        return [
-            Problem(
-                "E015",
-                f"BULLPEN['REDIS_URL'] is a Redis Cluster URL ({target.scheme}://), and Bullpen "
-                "does not support Redis Cluster yet.",
-                "Point REDIS_URL at one server (redis://) or at a Sentinel-watched master "
-                "(redis+sentinel://).",
-            )
-        ]
     return []
 
 

@@ -7,8 +7,9 @@ Connections heal: a pooled connection that Redis closed (a restart, ``CLIENT KIL
 sat idle is checked before it is used, and a read that meets a broken connection is sent again
 on a fresh one, with backoff. Writes are another matter: see :mod:`queues.write_once`.
 
-``REDIS_URL`` names one server or a master watched by Redis Sentinel (queues/redis_urls.py);
-:func:`open_client` builds either, so every client Bullpen opens follows a failover.
+``REDIS_URL`` names one server, a master watched by Redis Sentinel, or a Redis Cluster
+(queues/redis_urls.py); :func:`open_client` builds each, so every client Bullpen opens follows a
+failover.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from queues.cluster_clients import close_node_clients, is_cluster
 from queues.conf import get_config, on_change
 from queues.redis_urls import RedisTarget, RedisUrlError, SentinelUrl, ServerUrl, parse_redis_url
 
@@ -109,9 +111,12 @@ def redis_target(url: str) -> RedisTarget:
         raise ImproperlyConfigured(f"BULLPEN['REDIS_URL'] cannot be used: {error}") from None
 
 
-def open_client(redis_class: type[R], options: dict[str, Any]) -> R:
+def open_client(
+    redis_class: type[R], options: dict[str, Any], cluster_class: type[Any] | None = None
+) -> R:
     """A ``redis_class`` client of the configured Redis: the one server ``REDIS_URL`` names,
-    or the current master of a Sentinel-watched service."""
+    the current master of a Sentinel-watched service, or a Redis Cluster (a ``cluster_class``
+    client, redis-py's ``RedisCluster`` by default)."""
     url = get_config()["REDIS_URL"]
     target = redis_target(url)
     if isinstance(target, ServerUrl):
@@ -120,10 +125,13 @@ def open_client(redis_class: type[R], options: dict[str, Any]) -> R:
         from queues.sentinel_clients import master_client
 
         return master_client(target, redis_class, options, float(get_config()["REDIS_TIMEOUT"]))
-    raise ImproperlyConfigured(
-        f"BULLPEN['REDIS_URL'] is a Redis Cluster URL ({target.scheme}://): Bullpen does not "
-        "support Redis Cluster yet; point it at one server or at Sentinel."
-    )
+    from queues.cluster_clients import cluster_client
+
+    # A RedisCluster is no Redis subclass, but it answers the same commands: callers that
+    # reach below the command level (pools, raw connections) ask is_cluster() first.
+    if cluster_class is None:
+        return cast(R, cluster_client(target, options))
+    return cast(R, cluster_client(target, options, cluster_class))
 
 
 def new_client(*, blocking: bool = False) -> aioredis.Redis:
@@ -159,4 +167,6 @@ async def close_current() -> None:
     _retired[:] = [(owner, client) for owner, client in _retired if owner is not loop]
     client = _clients.pop(loop, None)
     for each in [*mine, *([client] if client is not None else [])]:
+        if is_cluster(each):
+            await close_node_clients(each)
         await each.aclose()

@@ -12,7 +12,7 @@ from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import QueueRef
 from queues.listing import ROW_FIELDS
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import read_capped_fields, script
+from queues.scripts import in_pipeline, read_capped_fields
 
 # Checked in BullMQ's own order (its getState script): sorted sets first, they are O(log n).
 _ZSET_STATES = ("completed", "failed", "delayed", "prioritized", "waiting-children")
@@ -46,8 +46,7 @@ async def job_detail(
             if cap is None:
                 pipe.hgetall(job_key)
             else:
-                reader = script(redis, "read_jobs")
-                await reader(keys=[job_key], args=[cap, *PAGE_FIELDS], client=pipe)
+                await in_pipeline(redis, pipe, "read_jobs", [job_key], [cap, *PAGE_FIELDS])
             pipe.lrange(f"{job_key}:logs", -lines, -1) if lines > 0 else pipe.lrange(
                 f"{job_key}:logs", 0, -1
             )

@@ -26,7 +26,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from queues import fastpipe
-from queues.conf import get_config
+from queues.conf import own_key_prefix
 from queues.connection import get_client
 from queues.keys import QueueRef
 
@@ -102,7 +102,7 @@ class Trend:
 
 def trend_key(ref: QueueRef, signature: str) -> str:
     digest = hashlib.sha1(signature.encode(), usedforsecurity=False).hexdigest()[:16]
-    return f"{get_config().get('LIVE_KEY_PREFIX', 'bullpen')}:trends:{ref.qualified_name}:{digest}"
+    return f"{own_key_prefix()}:trends:{ref.qualified_name}:{digest}"
 
 
 def minutes_of(finished_ms: Sequence[int], now_minute: int) -> Counter[int]:

@@ -23,7 +23,9 @@ from typing import Any
 import hiredis
 import redis.asyncio as aioredis
 import redis.exceptions
+from redis.crc import key_slot
 
+from queues.cluster_clients import is_cluster
 from queues.conf import get_config
 from queues.connection_check import make_usable
 
@@ -34,6 +36,8 @@ _READ_SIZE = 1 << 16
 async def execute(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
     if not commands:
         return []
+    if is_cluster(client):
+        return await _on_cluster(client, commands)
     retry = client.get_retry()
     if retry is None:
         return await _once(client, commands)
@@ -119,3 +123,91 @@ async def _ordinary(client: aioredis.Redis, commands: Sequence[Command]) -> list
         for command in commands:
             pipe.execute_command(*command)
         return list(await pipe.execute(raise_on_error=False))
+
+
+# Scripts by digest (queues/scripts.py registers them), for pipelines that cannot send EVALSHA.
+_scripts: dict[str, str] = {}
+
+
+def remember_script(sha: str, source: str) -> None:
+    _scripts[sha] = source
+
+
+def _as_eval(command: Command) -> Command:
+    if str(command[0]).upper() == "EVALSHA" and str(command[1]) in _scripts:
+        return ("EVAL", _scripts[str(command[1])], *command[2:])
+    return command
+
+
+# ---- Redis Cluster ----------------------------------------------------------------------------
+# The same one-pass reading, per master: the commands are split by the master that holds each
+# one's key (the client's slot map) and sent to each on a plain client of that node, all at
+# once. Where the map was stale (a MOVED or ASK answer, a slot being migrated) the whole batch
+# goes again through redis-py's cluster pipeline, which follows the redirections and reloads
+# the map: these are reads, safe to send twice.
+_REDIRECTED = ("MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN")
+
+
+async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
+    from queues.cluster_clients import node_client
+
+    await client.initialize()  # the slot map, loaded once
+    by_node: dict[str, list[int]] = {}
+    nodes: dict[str, Any] = {}
+    for index, command in enumerate(commands):
+        key = _key_of(command)
+        if key is None:
+            return await _through_cluster_pipeline(client, commands)
+        node = client.nodes_manager.get_node_from_slot(key_slot(_encoded(key)))
+        by_node.setdefault(node.name, []).append(index)
+        nodes[node.name] = node
+    batches = [(indexes, [commands[i] for i in indexes]) for indexes in by_node.values()]
+    answers = await asyncio.gather(
+        *(_on_node(node_client(client, nodes[name]), batch) for name, (_, batch) in
+          zip(by_node, batches, strict=True))
+    )  # fmt: skip
+    replies: list[Any] = [None] * len(commands)
+    for (indexes, _batch), answer in zip(batches, answers, strict=True):
+        for index, reply in zip(indexes, answer, strict=True):
+            if isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith(
+                _REDIRECTED
+            ):
+                return await _through_cluster_pipeline(client, commands)
+            replies[index] = reply
+    return replies
+
+
+async def _on_node(node: aioredis.Redis, batch: list[Command]) -> list[Any]:
+    """One master's share; scripts it does not know yet are loaded there and the share read
+    again (a read: nothing ran)."""
+    answer = await execute(node, batch)
+    missing = {
+        str(command[1])
+        for command, reply in zip(batch, answer, strict=True)
+        if str(command[0]).upper() == "EVALSHA"
+        and isinstance(reply, redis.exceptions.ResponseError)
+        and "NOSCRIPT" in str(reply)
+        and str(command[1]) in _scripts
+    }
+    if not missing:
+        return answer
+    for sha in missing:
+        await node.script_load(_scripts[sha])
+    return await execute(node, batch)
+
+
+async def _through_cluster_pipeline(client: Any, commands: Sequence[Command]) -> list[Any]:
+    # redis-py's cluster pipeline refuses EVALSHA: a known script goes by its text.
+    return await _ordinary(client, [_as_eval(command) for command in commands])
+
+
+def _key_of(command: Command) -> Any:
+    """The key that places ``command`` (its first), or None for a command without one."""
+    name = str(command[0]).upper()
+    if name in ("EVAL", "EVALSHA"):
+        return command[3] if len(command) > 3 and int(command[2]) > 0 else None
+    return command[1] if len(command) > 1 else None
+
+
+def _encoded(key: Any) -> bytes:
+    return key if isinstance(key, bytes) else str(key).encode()

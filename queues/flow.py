@@ -25,7 +25,7 @@ from queues.errors import JobNotFound, QueueDataError
 from queues.job_fields import job_from_hash
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import script
+from queues.scripts import is_noscript, script
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 50
@@ -129,7 +129,7 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
         for count, first in zip(counts, page, strict=True):
             commands += [count, first] if with_children else [count]
     replies = await fastpipe.execute(redis, commands)
-    if any(_noscript(reply) for reply in replies[: len(by_queue)]):
+    if any(is_noscript(reply) for reply in replies[: len(by_queue)]):
         await redis.script_load(reader.script)
         replies = await fastpipe.execute(redis, commands)
     for (_ref, indexes), rows in zip(by_queue.items(), replies, strict=False):
@@ -153,10 +153,6 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
             node.out["more"] = sum(node.out["childCounts"].values())
             node.out["cutAtDepth"] = node.out["more"] > 0
     return children
-
-
-def _noscript(reply: Any) -> bool:
-    return isinstance(reply, Exception) and "NOSCRIPT" in str(reply)
 
 
 def _describe(node: _Node, own: list[Any]) -> None:

@@ -33,7 +33,7 @@ from redis.exceptions import ResponseError
 
 from queues import live_protocol
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
-from queues.conf import get_config
+from queues.conf import get_config, own_key_prefix
 from queues.connection import get_client
 from queues.events import QueueEvent
 from queues.interest import Interest
@@ -105,7 +105,7 @@ class Follower:
     ) -> None:
         """``registry``: what this process's pages watch (its websocket consumers write it)."""
         self.settings = s = settings or LiveSettings.from_config()
-        key_prefix = get_config().get("LIVE_KEY_PREFIX", "bullpen")
+        key_prefix = own_key_prefix()
         self.wake = asyncio.Event()
         self.chores = Chores(
             renew_lease=Periodic(s.lease_ttl_ms / 3000),

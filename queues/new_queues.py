@@ -9,8 +9,11 @@ fits in one step, on a large one a sweep takes longer but Redis's cost stays the
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis.asyncio as aioredis
 
+from queues.cluster_clients import is_cluster, masters
 from queues.discovery import escape_glob, queue_name_of_key
 from queues.keys import QueueRef
 
@@ -27,16 +30,30 @@ class NewQueueScanner:
         """Queues seen in this step's share of the sweep (known ones included)."""
         calls = max(1, int(self.keys_per_second * seconds) // SCAN_BATCH // len(self.prefixes))
         found: set[QueueRef] = set()
+        nodes = await masters(redis) if is_cluster(redis) else [None]
         for prefix in self.prefixes:
             pattern = f"{escape_glob(prefix)}:*:[im][de]*"
-            cursor = self._cursors.get(prefix, 0)
-            for _ in range(calls):
-                cursor, keys = await redis.scan(cursor, match=pattern, count=SCAN_BATCH)
-                for key in keys:
-                    name = queue_name_of_key(prefix, str(key))
-                    if name is not None:
-                        found.add(QueueRef(prefix, name))
-                if cursor == 0:
-                    break
-            self._cursors[prefix] = cursor
+            for node in nodes:  # a cluster's masters each hold a share of the keys
+                place = prefix if node is None else f"{prefix} {node.name}"
+                cursor = self._cursors.get(place, 0)
+                for _ in range(calls):
+                    cursor, keys = await _scan(redis, node, cursor, pattern)
+                    for key in keys:
+                        name = queue_name_of_key(prefix, str(key))
+                        if name is not None:
+                            found.add(QueueRef(prefix, name))
+                    if cursor == 0:
+                        break
+                self._cursors[place] = cursor
         return found
+
+
+async def _scan(redis: aioredis.Redis, node: Any, cursor: int, pattern: str) -> tuple[int, Any]:
+    if node is None:
+        found: tuple[int, Any] = await redis.scan(cursor, match=pattern, count=SCAN_BATCH)
+        return found
+    # One master's SCAN answers its cursor under the node's name.
+    cursors, keys = await redis.execute_command(  # type: ignore[no-untyped-call]
+        "SCAN", cursor, "MATCH", pattern, "COUNT", SCAN_BATCH, target_nodes=node
+    )
+    return int(cursors[node.name]), keys

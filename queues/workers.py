@@ -17,6 +17,7 @@ from typing import Any
 
 from redis.exceptions import NoPermissionError, ResponseError
 
+from queues.cluster_clients import is_cluster, masters
 from queues.connection import get_client
 from queues.errors import BullpenError
 from queues.keys import QueueRef
@@ -165,11 +166,22 @@ async def list_workers(refs: list[QueueRef]) -> list[WorkerConnection]:
     """The worker connections of ``refs``; :class:`ClientListRefused` when Redis will not say."""
     async with translate_redis_errors():
         try:
-            text = await get_client().execute_command("CLIENT", "LIST")  # type: ignore[no-untyped-call]
+            text = await _client_list(get_client())
         except ResponseError as error:
             if _refused(error):
                 raise ClientListRefused from error
             raise
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return match_workers(parse_client_list(str(text)), refs)
+    return match_workers(parse_client_list(text), refs)
+
+
+async def _client_list(client: Any) -> str:
+    """``CLIENT LIST`` of the server, or of every master of a cluster (a worker connects to
+    the ones that hold its queue's keys)."""
+    if is_cluster(client):
+        replies = await client.execute_command("CLIENT", "LIST", target_nodes=await masters(client))
+        texts = replies.values() if isinstance(replies, dict) else [replies]
+    else:
+        texts = [await client.execute_command("CLIENT", "LIST")]
+    return "\n".join(
+        t.decode("utf-8", "replace") if isinstance(t, bytes) else str(t) for t in texts
+    )

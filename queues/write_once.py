@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -117,6 +118,24 @@ class WriteOnceRedis(aioredis.Redis):
             await pool.release(connection)
 
 
+class WriteOnceCluster(RedisCluster):
+    """The same promise on a Redis Cluster: no command is sent again (the client's retry
+    policy is none), and a change whose connection broke is reported as of unknown outcome.
+    MOVED and ASK answers are followed: Redis refused those commands without applying them."""
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().execute_command(*args, **kwargs)
+        except BusyLoadingError:
+            raise
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            if is_safe(args):
+                raise
+            raise WriteOutcomeUnknown(
+                f"the connection to Redis broke after the change was sent ({error})"
+            ) from error
+
+
 async def _nothing(error: Exception) -> None:
     return None  # the connection was closed where it broke
 
@@ -145,4 +164,4 @@ def write_once_client() -> WriteOnceRedis:
         "client_name": CLIENT_NAME,
         "redis_connect_func": _set_up_named_if_allowed,
     }
-    return open_client(WriteOnceRedis, options)
+    return open_client(WriteOnceRedis, options, WriteOnceCluster)

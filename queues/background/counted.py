@@ -8,6 +8,12 @@ action's record. Nothing runs between them, so the count is what this action mov
 other; and the whole transaction happens or not, so a crash never separates a batch from its
 count. The transaction WATCHes the record: a cancel or a takeover by another runner aborts
 the batch before it runs.
+
+On a Redis Cluster one transaction may only touch one slot, and the record lives in Bullpen's
+slot, the batch in the queue's. There the batch and its count run as one transaction in the
+queue's slot, the record is checked just before and credited just after: a cancel lands at the
+next batch, and a crash between a batch and its credit shows the count short by that batch
+(the jobs themselves are moved once either way).
 """
 
 from __future__ import annotations
@@ -19,24 +25,29 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
+from queues.background.record import now_ms
+from queues.cluster_clients import is_cluster
 from queues.errors import RedisUnavailable
 
-# KEYS[1] the action's record, KEYS[2] the set moveJobsToWait reads from.
+# KEYS: the action's record (left out on a cluster), then the set moveJobsToWait reads from.
 # ARGV[1] its max score, ARGV[2] its batch size, ARGV[3] now (ms).
 # The same ZRANGEBYSCORE 0..max LIMIT 0 n the script runs next: it moves exactly this many.
 COUNT_BEFORE_MOVE = """
-local n = redis.call('ZCOUNT', KEYS[2], '0', ARGV[1])
+local n = redis.call('ZCOUNT', KEYS[#KEYS], '0', ARGV[1])
 local limit = tonumber(ARGV[2])
 if n > limit then n = limit end
-redis.call('HINCRBY', KEYS[1], 'count', n)
-redis.call('HSET', KEYS[1], 'updated', ARGV[3])
+if #KEYS == 2 then
+  redis.call('HINCRBY', KEYS[1], 'count', n)
+  redis.call('HSET', KEYS[1], 'updated', ARGV[3])
+end
 return n
 """
 
-# KEYS[1] the action's record, KEYS[2] the queue's event stream. ARGV[1] now (ms).
-# cleanJobsInSet ends by writing {event: cleaned, count: n}: the newest entry, read right after.
+# KEYS: the action's record (left out on a cluster), then the queue's event stream.
+# ARGV[1] now (ms). cleanJobsInSet ends by writing {event: cleaned, count: n}: the newest
+# entry, read right after.
 COUNT_CLEANED = """
-local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
+local newest = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
 local n = 0
 if newest then
   local fields = newest[2]
@@ -47,8 +58,10 @@ if newest then
   end
   if event == 'cleaned' then n = tonumber(count) or 0 end
 end
-redis.call('HINCRBY', KEYS[1], 'count', n)
-redis.call('HSET', KEYS[1], 'updated', ARGV[1])
+if #KEYS == 2 then
+  redis.call('HINCRBY', KEYS[1], 'count', n)
+  redis.call('HSET', KEYS[1], 'updated', ARGV[1])
+end
 return n
 """
 
@@ -65,9 +78,13 @@ Build = Callable[[Pipeline], Awaitable[None]]
 _MAX_TRIES = 50
 
 
-async def counted_batch(redis: aioredis.Redis, record_key: str, owner: str, build: Build) -> Any:
+async def counted_batch(
+    redis: aioredis.Redis, record_key: str, owner: str, build: Build, count_at: int
+) -> Any:
     """Run the commands ``build`` queues as one transaction, unless the action was cancelled
-    or taken over first; the replies, in order."""
+    or taken over first; the replies, in order (``count_at``: the one that is the count)."""
+    if is_cluster(redis):
+        return await _counted_on_cluster(redis, record_key, owner, build, count_at)
     for _ in range(_MAX_TRIES):
         async with redis.pipeline(transaction=True) as pipe:
             try:
@@ -87,3 +104,24 @@ async def counted_batch(redis: aioredis.Redis, record_key: str, owner: str, buil
                     raise RedisUnavailable(f"Redis connection lost: {error.__context__}") from error
                 # The record changed meanwhile (a cancel, a takeover): look again.
     raise RedisUnavailable("The action's record kept changing; trying again later")
+
+
+async def _counted_on_cluster(
+    redis: aioredis.Redis, record_key: str, owner: str, build: Build, count_at: int
+) -> Any:
+    current, cancel = await redis.hmget(record_key, ["owner", "cancel"])
+    if current != owner:
+        raise LostAction
+    if cancel:
+        raise CancelRequested
+    async with redis.pipeline(transaction=True) as pipe:
+        await build(pipe)
+        replies = await pipe.execute()
+    await redis.hincrby(record_key, "count", int(replies[count_at]))
+    await redis.hset(record_key, "updated", now_ms())
+    return replies
+
+
+def count_keys(redis: aioredis.Redis, record_key: str, key: str) -> list[str]:
+    """The count scripts' keys: with the record, or on a cluster without (credited after)."""
+    return [key] if is_cluster(redis) else [record_key, key]

@@ -69,8 +69,8 @@ class Work:
     def record_key(self) -> str:
         return self.store.key(self.record.id)
 
-    async def counted(self, build: Build) -> Any:
-        return await counted_batch(self.store.redis, self.record_key, self.owner, build)
+    async def counted(self, build: Build, count_at: int) -> Any:
+        return await counted_batch(self.store.redis, self.record_key, self.owner, build, count_at)
 
     async def check(self) -> None:
         """Still ours and not cancelled (before acting on anything)."""

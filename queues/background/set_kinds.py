@@ -12,13 +12,14 @@ from typing import Any
 from redis.asyncio.client import Pipeline
 
 from queues.actions.handles import queue_for_actions
-from queues.background.counted import COUNT_BEFORE_MOVE, COUNT_CLEANED
+from queues.background.counted import COUNT_BEFORE_MOVE, COUNT_CLEANED, count_keys
 from queues.background.kind import Prepared, Work
 from queues.background.record import now_ms
 from queues.connection import get_client
 from queues.errors import BadParameter
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
+from queues.scripts import queue_script
 
 # BullMQ's promoteJobs passes this as the highest score: every delayed job.
 EVERY_SCORE = 1.7976931348623157e308
@@ -65,7 +66,8 @@ class PromoteAll:
 async def _move_all(work: Work, state: str, max_score: float) -> None:
     scripts = queue_for_actions(work.ref).scripts
     move = scripts.commands["moveJobsToWait"]
-    count_before = work.store.redis.register_script(COUNT_BEFORE_MOVE)
+    redis = work.store.redis
+    count_before = redis.register_script(COUNT_BEFORE_MOVE)
     size = work.settings.batch_size
     await work.check()
     while True:
@@ -73,12 +75,11 @@ async def _move_all(work: Work, state: str, max_score: float) -> None:
 
         async def build(pipe: Pipeline, keys: list[str] = keys, args: list[Any] = args) -> None:
             # keys[2] is the state's set, args[1] the highest score the script moves.
-            await count_before(
-                keys=[work.record_key, keys[2]], args=[args[1], size, now_ms()], client=pipe
-            )
-            await move(keys=keys, args=args, client=pipe)
+            counted = count_keys(redis, work.record_key, keys[2])
+            await queue_script(redis, pipe, count_before, counted, [args[1], size, now_ms()])
+            await queue_script(redis, pipe, move, keys, args)
 
-        moved, more = await work.counted(build)
+        moved, more = await work.counted(build, count_at=0)
         work.record.count += int(moved)
         await work.progress()
         if not int(more):  # the script says 1 while a full batch was moved
@@ -123,7 +124,8 @@ class Clean:
             return  # its one call to BullMQ was made, and counted, before a restart
         scripts = queue_for_actions(work.ref).scripts
         clean = scripts.commands["cleanJobsInSet"]
-        count_cleaned = work.store.redis.register_script(COUNT_CLEANED)
+        redis = work.store.redis
+        count_cleaned = redis.register_script(COUNT_CLEANED)
         sample = [str(i) for i in work.record.detail.get("jobIds") or []]
         await work.check()
         while not limit or work.record.count < limit:
@@ -134,11 +136,12 @@ class Clean:
             args[1] = cutoff  # the script's "older than" timestamp
 
             async def build(pipe: Pipeline, keys: list[str] = keys, args: list[Any] = args) -> None:
-                await clean(keys=keys, args=args, client=pipe)
+                await queue_script(redis, pipe, clean, keys, args)
                 # keys[1] is the queue's event stream.
-                await count_cleaned(keys=[work.record_key, keys[1]], args=[now_ms()], client=pipe)
+                counted = count_keys(redis, work.record_key, keys[1])
+                await queue_script(redis, pipe, count_cleaned, counted, [now_ms()])
 
-            removed, cleaned = await work.counted(build)
+            removed, cleaned = await work.counted(build, count_at=1)
             work.record.count += int(cleaned)
             if len(sample) < _ID_SAMPLE and removed:
                 sample += [str(i) for i in removed][: _ID_SAMPLE - len(sample)]

@@ -14,7 +14,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from queues.background.record import ActionRecord, now_ms
-from queues.conf import get_config
+from queues.conf import own_key_prefix
 from queues.connection import get_client
 
 _FINISHED_LUA = (
@@ -84,7 +84,7 @@ return {1, redis.call('HGET', KEYS[1], 'cancel') or ''}
 class ActionStore:
     def __init__(self, redis: aioredis.Redis, key_prefix: str | None = None) -> None:
         self.redis = redis
-        prefix = key_prefix or str(get_config().get("LIVE_KEY_PREFIX") or "bullpen")
+        prefix = key_prefix or own_key_prefix()
         self.prefix = prefix
         self.pending_key = f"{prefix}:actions:pending"
         self.recent_key = f"{prefix}:actions:recent"

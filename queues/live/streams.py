@@ -1,5 +1,11 @@
 """Reading the followed queues' BullMQ event streams: one blocking XREAD for all of them, each
-resumed from the last id read, on a connection of its own (a blocked read holds it)."""
+resumed from the last id read, on a connection of its own (a blocked read holds it).
+
+In a Redis Cluster one command may only name keys of one slot. When every followed queue shares
+a slot (a hash tag in the prefix, ``{bull}``) the one blocking XREAD stays; when the queues are
+spread over slots (``{tenant-1}`` in the names) each slot's streams are read without blocking,
+all in one pipeline, every ``CLUSTER_POLL_S`` seconds while nothing comes.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.crc import key_slot
 
 from queues.cancelling import raise_if_cancelled
+from queues.cluster_clients import is_cluster
 from queues.connection import new_client
 from queues.events import QueueEvent, parse_entry
 from queues.keys import QueueRef
 from queues.live.status import REDIS_ERRORS
+
+CLUSTER_POLL_S = 0.5
 
 TakeEvent = Callable[[QueueRef, QueueEvent], None]
 ReadFailed = Callable[[str], Awaitable[None]]
@@ -64,8 +74,7 @@ class StreamReader:
             try:
                 if self._client is None:
                     self._client = new_client(blocking=True)
-                streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
-                reply: Any = await self._client.xread(streams, count=1000, block=self.block_ms)
+                reply = await self._read(self._client)
             except REDIS_ERRORS as error:
                 await self.reset()
                 await failed(str(error))
@@ -82,9 +91,30 @@ class StreamReader:
                 wake.set()
                 await asyncio.sleep(self.read_pause)
 
+    async def _read(self, client: aioredis.Redis) -> list[Any]:
+        by_slot = _by_slot(list(self.refs)) if is_cluster(client) else None
+        if by_slot is None or len(by_slot) == 1:
+            streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
+            return list(await client.xread(streams, count=1000, block=self.block_ms) or [])
+        async with client.pipeline(transaction=False) as pipe:
+            for keys in by_slot.values():
+                pipe.xread({key: self.last_ids.get(key, "$") for key in keys}, count=1000)
+            replies = await pipe.execute()
+        found = [entry for reply in replies for entry in (reply or [])]
+        if not found:
+            await asyncio.sleep(CLUSTER_POLL_S)
+        return found
+
     async def reset(self) -> None:
         """Drop the reading connection (a new one is made for the next read)."""
         if self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.aclose()
         self._client = None
+
+
+def _by_slot(keys: list[str]) -> dict[int, list[str]]:
+    slots: dict[int, list[str]] = {}
+    for key in keys:
+        slots.setdefault(key_slot(key.encode()), []).append(key)
+    return slots

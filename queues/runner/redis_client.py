@@ -27,6 +27,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.sentinel import SentinelManagedConnection, SentinelManagedSSLConnection
 
+from queues.cluster_clients import is_cluster
 from queues.connection import client_options, open_client
 from queues.runner.multiplex import MultiplexedRedis
 
@@ -85,6 +86,8 @@ _PACKED = {
 def runner_client(*, blocking: bool) -> aioredis.Redis:
     """A client of the configured Redis for the runner (``blocking`` for a worker)."""
     client: aioredis.Redis = open_client(MultiplexedRedis, client_options(blocking=blocking))
+    if is_cluster(client):
+        return client  # redis-py's cluster client, which keeps a connection per node itself
     pool = client.connection_pool
     if hiredis is not None:
         # The URL's scheme chose the class (TCP, TLS, unix socket, Sentinel's master): keep it,

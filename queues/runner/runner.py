@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import redis.asyncio as aioredis
 from bullmq import Queue
 
-from queues.conf import default_prefix, get_config
+from queues.conf import default_prefix, own_key_prefix
 from queues.dead_letters import dead_letter_ref
 from queues.keys import QueueRef
 from queues.runner.dispatch import Dispatcher
@@ -76,7 +76,7 @@ class WorkerRunner:
         self._executor = ThreadPoolExecutor(max(1, sync_slots), thread_name_prefix="bullpen-job")
         dead_letters = bullmq_queue(client, self.dead_letter)
         self.queues.append(dead_letters)
-        key_prefix = str(get_config()["LIVE_KEY_PREFIX"])
+        key_prefix = own_key_prefix()
         for spec in self.specs:
             ref = QueueRef(self.prefix, spec.queue)
             queue = bullmq_queue(client, ref)
