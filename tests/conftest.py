@@ -23,6 +23,7 @@ from django.test import AsyncClient, override_settings
 from queues import connection, failure_groups
 from queues.actions import handles
 from tests import module_state
+from tests.cluster_topology import ClusterTopology
 from tests.redis_server import RedisServer, free_port
 from tests.sentinel_topology import SentinelTopology
 
@@ -37,6 +38,7 @@ REAL_PARTS = (
     "bullpen_server",
     "chromium_path",
     "sentinel_topology",
+    "cluster_topology",
     "restricted_redis_url",
 )
 # What a unit test's Bullpen points at: nothing listens there, so a stray read fails at once.
@@ -106,6 +108,17 @@ async def close_redis_clients() -> AsyncIterator[None]:
     # The shared clients belong to this test's event loop: close them with the loop.
     await connection.close_current()
     await handles.close_current()
+
+
+@pytest.fixture(scope="module")
+def cluster_topology() -> Iterator[ClusterTopology]:
+    """Three masters of a Redis Cluster of their own, shared by one test module."""
+    topology = ClusterTopology()
+    try:
+        topology.start()
+        yield topology
+    finally:
+        topology.stop()
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 BULLPEN = {
     # The fixtures replace this; a live server started by them gets it from the environment.
     "REDIS_URL": os.environ.get("BULLPEN_TEST_REDIS_URL", "redis://127.0.0.1:1/0"),
-    "PREFIXES": ["bull"],
+    "PREFIXES": [os.environ.get("BULLPEN_TEST_PREFIX", "bull")],
     "DISCOVERY_INTERVAL": 0,
     "READ_ACCESS": "dashboard.access.anyone",
     "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},

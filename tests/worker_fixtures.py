@@ -172,12 +172,15 @@ async def runners() -> AsyncIterator[Runners]:
 class WorkerProcess:
     """``manage.py runqueueworker`` in a process of its own, logging JSON lines to a file."""
 
-    def __init__(self, redis_url: str, log: Path, *args: str) -> None:
+    def __init__(
+        self, redis_url: str, log: Path, *args: str, env: dict[str, str] | None = None
+    ) -> None:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.settings",
             "BULLPEN_TEST_REDIS_URL": redis_url,
             "PYTHONPATH": str(ROOT),
+            **(env or {}),
         }
         self.log = log
         with log.open("wb") as out:

@@ -53,7 +53,7 @@ const STATES = [
 
 // ---------------------------------------------------------------- arguments
 
-const BOOLEAN_FLAGS = new Set(['asc', 'fail', 'progress']);
+const BOOLEAN_FLAGS = new Set(['asc', 'fail', 'progress', 'hash-tags']);
 
 function parseArgs(argv) {
   const [command, ...rest] = argv;
@@ -109,7 +109,23 @@ function jsonFlag(flags, key, fallback) {
 
 // --------------------------------------------------------------- connection
 
+// One Cluster client per process: BullMQ duplicates it where it needs a connection of its own
+// (a worker's blocking one); it is closed with the rest (see closeAll).
+let clusterClient = null;
+
 function baseOptions(flags) {
+  if (flags.cluster !== undefined) {
+    // A Redis Cluster: the queue's keys must share a slot (a hash tag in the prefix or name).
+    if (clusterClient === null) {
+      const nodes = flags.cluster.split(',').map(hostPort => {
+        const [host, port] = hostPort.split(':');
+        return { host, port: Number(port) };
+      });
+      clusterClient = new IORedis.Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } });
+      opened.unshift({ close: () => clusterClient.quit() });
+    }
+    return { connection: clusterClient, prefix: flags.prefix ?? '{bull}' };
+  }
   if (flags.sentinels !== undefined) {
     // Through Redis Sentinel: ioredis asks the sentinels for the master of --sentinel-name.
     const sentinels = flags.sentinels.split(',').map(hostPort => {
@@ -403,13 +419,17 @@ async function manyQueues(flags) {
   const services = (flags.services ?? 'mail,billing').split(',');
   const failedEvery = intFlag(flags, 'failed-every', 25);
   const pausedEvery = intFlag(flags, 'paused-every', 50);
+  // --hash-tags: names {t001}-<service>, each tenant's queues in a slot of their own (Cluster).
+  const tagged = flags['hash-tags'] === true;
   const { connection: options, prefix } = baseOptions(flags);
-  const connection = new IORedis(options.url, { maxRetriesPerRequest: null });
+  const shared = options instanceof IORedis.Cluster;
+  const connection = shared ? options : new IORedis(options.url, { maxRetriesPerRequest: null });
   const names = [];
   try {
     for (let tenant = 1; tenant <= count; tenant++) {
       const work = services.map(async (service, index) => {
-        const name = `t${String(tenant).padStart(3, '0')}-${service}`;
+        const id = `t${String(tenant).padStart(3, '0')}`;
+        const name = tagged ? `{${id}}-${service}` : `${id}-${service}`;
         names.push(name);
         const queue = new Queue(name, { connection, prefix });
         const jobs = Array.from({ length: tenant % 4 }, (_, i) => ({ name: 'job', data: { tenant, i } }));
@@ -432,7 +452,7 @@ async function manyQueues(flags) {
       await Promise.all(work);
     }
   } finally {
-    await connection.quit();
+    if (!shared) await connection.quit();  // the Cluster client is closed with the rest
   }
   return { queues: names.length };
 }

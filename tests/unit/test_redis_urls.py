@@ -149,15 +149,10 @@ def test_checks_accept_every_supported_form() -> None:
         "unix:///tmp/r.sock",
         "redis+sentinel://h1:26379,h2:26379/mymaster/0",
         "rediss+sentinel://u:p@h1:26379/mymaster",
+        "redis+cluster://n1:7000,n2:7001",
+        "rediss+cluster://u:p@n1:7000",
     ):
         assert _codes(url) == [], url
-
-
-def test_checks_name_the_cluster_scheme_as_not_supported_yet() -> None:
-    for scheme in ("redis+cluster", "rediss+cluster"):
-        ((code, message),) = _codes(f"{scheme}://n1:7000,n2:7001")
-        assert code == "E015"
-        assert f"({scheme}://)" in message and "not support Redis Cluster yet" in message
 
 
 def test_checks_say_what_is_wrong_without_the_password() -> None:
