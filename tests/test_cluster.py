@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import websockets
 from django.test import AsyncClient, override_settings
+from playwright.async_api import async_playwright, expect
 
 from dashboard import checks
 from queues.runner import Producer, default_registry
 from tests.cluster_topology import ClusterTopology
-from tests.conftest import PEER, ROOT, Peer, start_bullpen, stop_bullpen
+from tests.conftest import CHROMIUM_ARGS, PEER, ROOT, Peer, start_bullpen, stop_bullpen
 from tests.worker_fixtures import WorkerProcess, lines_of, wait_for
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
@@ -123,8 +124,12 @@ async def test_pages_api_and_actions_on_queues_spread_over_the_masters(
     assert done["completed"] == 3
 
 
+@pytest.mark.browser
 async def test_live_counts_flow_from_every_master(
-    cluster_topology: ClusterTopology, cluster_peer: ClusterPeer, tmp_path: Path
+    cluster_topology: ClusterTopology,
+    cluster_peer: ClusterPeer,
+    chromium_path: str,
+    tmp_path: Path,
 ) -> None:
     cluster_topology.client().flushall()  # type: ignore[no-untyped-call]
     for queue in TENANTS[:3]:
@@ -141,6 +146,18 @@ async def test_live_counts_flow_from_every_master(
                 await asyncio.to_thread(cluster_peer, "add", "--queue", queue, "--name", "next")
             await _waiting_reaches(socket, {q: 2 for q in TENANTS[:3]}, 15)
             print(f"live counts from 3 masters after {time.monotonic() - started:.1f} s")
+        # In Chromium: the overview lists them, and a job added on a master shows live.
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            await page.goto(f"{server.url}/queues/")
+            await expect(page.locator("#live-status")).to_have_text("live")
+            cell = page.locator(f'tr[data-queue="{TENANTS[2]}"] td[data-state="waiting"]')
+            await expect(cell).to_have_text("2")
+            await asyncio.to_thread(cluster_peer, "add", "--queue", TENANTS[2], "--name", "third")
+            await expect(cell).to_have_text("3", timeout=10_000)
+            await page.screenshot(path=tmp_path / "cluster-overview.png", full_page=True)
+            await browser.close()
     finally:
         stop_bullpen(server)
     log = server.log.read_text()
