@@ -1,7 +1,8 @@
 """Settings of the standalone Bullpen site. Only this module reads the environment.
 
-Environment: REDIS_URL (redis://, rediss://, unix://, or a Sentinel-watched master as
-redis+sentinel://host:26379,host:26379/<service>), BULLMQ_PREFIX, DASHBOARD_USERNAME,
+Environment: REDIS_URL (redis://, rediss://, unix://, a Sentinel-watched master as
+redis+sentinel://host:26379,host:26379/<service>, or a Redis Cluster as
+redis+cluster://host:7000,host:7001), BULLMQ_PREFIX, DASHBOARD_USERNAME,
 DASHBOARD_PASSWORD, SECRET_KEY (else one made into var/secret_key), DEBUG, ALLOWED_HOSTS,
 CSRF_TRUSTED_ORIGINS (origins, whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1:
 HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS,
