@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from queues import fastpipe
+from queues.conf import on_change
 from queues.connection import get_client
 from queues.discovery import Discovered, discovered
 from queues.fastpipe import Command
@@ -54,8 +55,26 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-def _queue_commands(commands: list[Command], ref: QueueRef, legacy_paused: bool) -> list[str]:
-    """Add this queue's commands; return the state names they answer, in order."""
+@dataclass(frozen=True)
+class _Request:
+    """One queue's commands, their RESP, and the states they answer in order."""
+
+    commands: tuple[Command, ...]
+    packed: bytes
+    answered: tuple[str, ...]
+
+
+# Made once per queue: thousands of queues, read on every overview, would otherwise cost
+# a tuple, a key and an encoding per command per read. Bounded: forgotten whole when full.
+_requests: dict[tuple[QueueRef, bool], _Request] = {}
+_REQUESTS_KEPT = 50_000
+
+
+def _queue_request(ref: QueueRef, legacy_paused: bool) -> _Request:
+    kept = _requests.get((ref, legacy_paused))
+    if kept is not None:
+        return kept
+    commands: list[Command] = []
     answered: list[str] = []
     for state, (suffix, kind) in STATES.items():
         if state == "paused" and not legacy_paused:
@@ -63,10 +82,19 @@ def _queue_commands(commands: list[Command], ref: QueueRef, legacy_paused: bool)
         commands.append(("LLEN" if kind == "list" else "ZCARD", ref.key(suffix)))
         answered.append(state)
     commands.append(("HMGET", ref.key("meta"), *META_FIELDS))
-    return answered
+    made = _Request(tuple(commands), fastpipe.pack_uncached(commands), tuple(answered))
+    if len(_requests) >= _REQUESTS_KEPT:
+        _requests.clear()
+    _requests[(ref, legacy_paused)] = made
+    return made
 
 
-def _summary(ref: QueueRef, states: list[str], replies: list[Any]) -> QueueSummary:
+@on_change
+def _forget_requests() -> None:
+    _requests.clear()  # the key prefix or the queues' settings changed
+
+
+def _summary(ref: QueueRef, states: tuple[str, ...], replies: list[Any]) -> QueueSummary:
     counts = {state: 0 for state in STATES}
     problems: list[str] = []
     for state, value in zip(states, replies, strict=False):
@@ -105,19 +133,18 @@ async def read_summaries(
     """Summaries of exactly ``refs``, without consulting discovery: one pipelined round trip."""
     if not refs:
         return []
-    plan: list[tuple[QueueRef, list[str]]] = []
-    commands: list[Command] = []
-    for ref in refs:
-        plan.append((ref, _queue_commands(commands, ref, ref in legacy_paused)))
+    plan = [(ref, _queue_request(ref, ref in legacy_paused)) for ref in refs]
+    commands = [command for _ref, request in plan for command in request.commands]
+    packed = b"".join(request.packed for _ref, request in plan)
     async with translate_redis_errors():
         # Error replies (a hand-made key of the wrong type) come back in place, not raised:
         # one odd queue must not blank the whole overview.
-        replies = await fastpipe.execute(get_client(), commands)
+        replies = await fastpipe.execute(get_client(), commands, packed)
     result: list[QueueSummary] = []
     position = 0
-    for ref, states in plan:
-        width = len(states) + 1
-        result.append(_summary(ref, states, replies[position : position + width]))
+    for ref, request in plan:
+        width = len(request.answered) + 1
+        result.append(_summary(ref, request.answered, replies[position : position + width]))
         position += width
     return result
 

@@ -31,20 +31,34 @@ from queues.connection_check import make_usable
 
 Command = Sequence[Any]
 _READ_SIZE = 1 << 16
+_CACHED_UP_TO = 256
 
 
-async def execute(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
+async def execute(
+    client: aioredis.Redis, commands: Sequence[Command], packed: bytes | None = None
+) -> list[Any]:
+    """The replies to ``commands``. ``packed``: their RESP, when the caller keeps it ready
+    (the overview's thousands of commands are packed once per queue, not once per read)."""
     if not commands:
         return []
     if is_cluster(client):
         return await _on_cluster(client, commands)
+    data = packed if packed is not None else _packed(commands)
     retry = client.get_retry()
     if retry is None:
-        return await _once(client, commands)
-    return list(await retry.call_with_retry(lambda: _once(client, commands), _nothing))
+        return await _once(client, commands, data)
+    return list(await retry.call_with_retry(lambda: _once(client, commands, data), _nothing))
 
 
-async def _once(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
+def _packed(commands: Sequence[Command]) -> bytes:
+    # Small batches repeat (the same page read again): those are cached whole. A large one
+    # would cost more to hash as a key than to pack, and hold megabytes in the cache.
+    if len(commands) <= _CACHED_UP_TO:
+        return pack(tuple(map(tuple, commands)))
+    return pack_uncached(commands)
+
+
+async def _once(client: aioredis.Redis, commands: Sequence[Command], data: bytes) -> list[Any]:
     pool = client.connection_pool
     connection = await pool.get_connection()  # type: ignore[no-untyped-call]
     try:
@@ -52,7 +66,7 @@ async def _once(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any
         stream = getattr(connection, "_reader", None)
         if stream is None:  # a connection type without a stream: take the ordinary path
             return await _ordinary(client, commands)
-        await connection.send_packed_command(pack(tuple(map(tuple, commands))), check_health=False)
+        await connection.send_packed_command(data, check_health=False)
         timeout = float(get_config()["REDIS_TIMEOUT"])
         try:
             # asyncio.timeout, not wait_for, which can swallow a cancel on Python 3.11.
@@ -91,7 +105,11 @@ def _bulk(arg: Any) -> bytes:
 
 @lru_cache(maxsize=256)
 def pack(commands: tuple[tuple[Any, ...], ...]) -> bytes:
-    """RESP for the commands. Cached: the overview sends the same commands on every request."""
+    """RESP for the commands. Cached: pages send the same commands on every request."""
+    return pack_uncached(commands)
+
+
+def pack_uncached(commands: Sequence[Command]) -> bytes:
     return b"".join(
         b"*%d\r\n" % len(command) + b"".join(_bulk(arg) for arg in command) for command in commands
     )
