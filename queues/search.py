@@ -42,6 +42,10 @@ class Query:
     value: Any = None
 
     def matches(self, job: dict[str, Any]) -> bool:
+        return self.matched_in(job) is not None
+
+    def matched_in(self, job: dict[str, Any]) -> str | None:
+        """Which field of ``job`` the query matched (``data.<path>`` for a field query)."""
         if self.kind == "field":
             current: Any = job.get("data")
             for part in self.path:
@@ -50,21 +54,26 @@ class Query:
                 elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
                     current = current[int(part)]
                 else:
-                    return False
-            return bool(current == self.value or str(current) == str(self.value))
+                    return None
+            found = current == self.value or str(current) == str(self.value)
+            return "data." + ".".join(self.path) if found else None
         needle = self.text
         if self.kind == "name":
-            return needle in str(job.get("name") or "").lower()
+            return "name" if needle in str(job.get("name") or "").lower() else None
         if self.kind == "reason":
-            return needle in str(job.get("failedReason") or "").lower()
+            return "failedReason" if needle in str(job.get("failedReason") or "").lower() else None
         if self.kind == "id":
-            return needle in str(job.get("id")).lower()
+            return "id" if needle in str(job.get("id")).lower() else None
         data = job.get("data")
         data_text = data if isinstance(data, str) else _compact(data)
-        return any(
-            needle in str(value).lower()
-            for value in (job.get("name") or "", data_text, job.get("failedReason") or "")
-        )
+        for field, value in (
+            ("name", job.get("name") or ""),
+            ("data", data_text),
+            ("failedReason", job.get("failedReason") or ""),
+        ):
+            if needle in str(value).lower():
+                return field
+        return None
 
 
 def _compact(value: Any) -> str:

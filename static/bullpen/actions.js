@@ -32,7 +32,9 @@
 
   function showBar(s) {
     var box = document.getElementById("bulk-progress");
-    if (!box || !s.id || watched().queue !== s.queue) return;
+    // A queue's pages show its actions; the search page shows those it started, on any queue.
+    var mine = box && box.dataset.anyQueue && (followed[s.id] || shown[s.id]);
+    if (!box || !s.id || (watched().queue !== s.queue && !mine)) return;
     var over = s.over;
     var total = Math.max(s.total, s.done);
     box.hidden = false;
