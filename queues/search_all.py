@@ -3,9 +3,10 @@ one budget of jobs shared by the whole search.
 
 The sizes of the states asked for are read first, a few hundred queues per round trip (each an
 O(1) LLEN or ZCARD), so that the empty states of thousands of quiet queues cost nothing more.
-Only states holding jobs are scanned, ``chunk`` jobs per step: one range read and one capped
-hash read per job, a few milliseconds of Redis at most, with the event loop given back between
-steps so that other requests and searches go between them. Matches, each queue's end and
+Only states holding jobs are scanned, in steps of one range read and one capped read of those
+jobs' hashes, sized by one ``Pace`` for the whole search (queues/step_pace.py) so that a step
+takes a few milliseconds whatever the jobs hold; other requests and searches go between
+steps. Matches, each queue's end and
 progress are yielded as they come; the caller may stop at any time.
 """
 
@@ -22,11 +23,10 @@ from queues.errors import QueueNotFound
 from queues.keys import STATES, QueueRef
 from queues.redis_errors import translate_redis_errors
 from queues.search import MAX_BUDGET, ScanProgress, parse_query, search
+from queues.step_pace import Pace
 
 # Size reads sent in one round trip: each is O(1), together well under a millisecond of Redis.
 SIZES_PER_TRIP = 1000
-# Jobs one step of the scan reads.
-DEFAULT_CHUNK = 100
 
 
 @dataclass(frozen=True)
@@ -96,12 +96,13 @@ async def search_queues(
     raw_query: str,
     *,
     budget: int | None = None,
-    chunk: int = DEFAULT_CHUNK,
     max_matches: int | None = None,
+    pace: Pace | None = None,
 ) -> AsyncIterator[Match | QueueDone | Progress]:
     query = parse_query(raw_query)  # a bad query fails before anything is read
     limit = min(int(budget or get_config()["SEARCH_BUDGET"]), MAX_BUDGET)
     tally = _Tally()
+    pace = pace or Pace()
     batch_size = max(1, SIZES_PER_TRIP // max(1, len(states)))
     for start in range(0, len(refs), batch_size):
         batch = refs[start : start + batch_size]
@@ -116,7 +117,7 @@ async def search_queues(
                 if tally.scanned >= limit:
                     tally.truncated = True
                     break
-                scan = _scan_state(ref, state, raw_query, limit, chunk, max_matches, tally)
+                scan = _scan_state(ref, state, raw_query, limit, pace, max_matches, tally)
                 async for item in scan:
                     if isinstance(item, ScanProgress):
                         yield _progress(tally, len(refs))
@@ -146,7 +147,7 @@ async def _scan_state(
     state: str,
     raw_query: str,
     limit: int,
-    chunk: int,
+    pace: Pace,
     max_matches: int | None,
     tally: _Tally,
 ) -> AsyncIterator[dict[str, Any] | ScanProgress]:
@@ -155,7 +156,7 @@ async def _scan_state(
     left = max_matches - tally.matched if max_matches else None
     try:
         async for item in search(
-            ref, state, raw_query, budget=limit - tally.scanned, chunk=chunk, max_matches=left
+            ref, state, raw_query, budget=limit - tally.scanned, max_matches=left, pace=pace
         ):
             if isinstance(item, ScanProgress):
                 tally.scanned = base_scanned + item.scanned
