@@ -1,7 +1,8 @@
 """The header's one box and the search over every queue, in Chromium: from the overview a job's
 exact id opens the job, text in job data and a JSON field's value find jobs in every queue,
 grouped by queue with progress; then the matching failed jobs of one queue are retried in one
-action (Node BullMQ checks exactly those moved), and the page works on a 390 px phone."""
+action (Node BullMQ checks exactly those moved), and the page works on a 390 px phone; axe-core
+finds no serious or critical violation on it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from playwright.async_api import Page, async_playwright, expect
 
 from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
 from tests.redis_server import RedisServer
+from tests.test_browser_a11y import RULES, axe_violations
 from tests.test_search_all import add_jobs
 
 pytestmark = pytest.mark.browser
@@ -107,6 +109,7 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await expect(question).to_have_text("Retry 3 matching failed jobs?")
         await expect(billing_group.get_by_test_id("match-go")).to_be_focused()
         await page.screenshot(path=SHOTS / "search-all-confirm.png", full_page=True)
+        assert await axe_violations(page, RULES["light"]) == []
         await page.keyboard.press("Enter")
         await expect(page.get_by_test_id("toast")).to_contain_text("3 jobs retried")
         # The page runs the search again: the failed matches are gone.
@@ -128,6 +131,7 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await small.screenshot(path=SHOTS / "search-all-phone.png", full_page=True)
         fits = await small.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert fits, "the results page scrolls sideways on a phone"
+        assert await axe_violations(small, RULES["phone"]) == []
         await phone.close()
 
         states: dict[str, Any] = (await asyncio.to_thread(peer, "inspect", "--queue", "billing"))[
