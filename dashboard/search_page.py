@@ -12,6 +12,7 @@ from django.shortcuts import render
 from dashboard.forms.answer import valid
 from dashboard.forms.search import PAGE_MATCHES, SearchAllForm, query_data
 from dashboard.guards import page_view
+from dashboard.search_scope import queues_to_search
 from dashboard.switcher import overview_url, queue_index
 from dashboard.viewer import can_act_on, viewer_kind
 from queues.keys import STATES
@@ -23,7 +24,11 @@ NAMED_QUEUES = 5  # queues whose names match the text, shown above the results
 async def search_page(request: HttpRequest) -> HttpResponse:
     found = valid(SearchAllForm(query_data(request.GET, "state", "queues"))).cleaned_data
     query = found["q"].strip()
-    named, total = (await queue_index()).best(query, NAMED_QUEUES) if query else ([], 0)
+    # Queues named like the text, among those this search may cover.
+    allowed = {ref.slug for ref in await queues_to_search(request, [])} if query else set()
+    best = (await queue_index()).best(query, len(allowed))[0] if query else []
+    named = [match for match in best if match.slug in allowed]
+    named, more = named[:NAMED_QUEUES], max(0, len(named) - NAMED_QUEUES)
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     context = {
         "q": query,
@@ -31,7 +36,7 @@ async def search_page(request: HttpRequest) -> HttpResponse:
         "all_states": list(STATES),
         "queues": ", ".join(found["queues"]),
         "named": named,
-        "named_more": total - len(named),
+        "named_more": more,
         "overview_url": overview_url(query),
         "max_matches": PAGE_MATCHES,
         "can_act": can_act_on(kind, ""),

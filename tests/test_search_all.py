@@ -21,6 +21,7 @@ from dashboard.models import AuditEntry
 from queues.step_pace import Pace
 from tests.action_waits import accepted, finished
 from tests.conftest import LiveServer, Peer
+from tests.markup import attribute, element, elements
 from tests.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -128,6 +129,14 @@ async def test_one_search_reads_every_queue_and_streams_its_matches(
     assert [g["queue"] for g in groups] == ["mail", "tenant-a-billing"]
     assert all(f'href="/queues/q/{x["queue"]}/jobs/{x["id"]}/"' in x["html"] for x in groups)
     assert "Retry" not in next(x for x in html if x["type"] == "queue")["html"]  # no operator
+
+    # The results page names the queues whose names hold the text, above the jobs.
+    page = (await client.get("/queues/search/?q=billing")).content.decode()
+    named = element(page, "p", data_testid="search-named")
+    assert [attribute(a, "href") for a in elements(named, "a")] == [
+        "/queues/q/tenant-a-billing/",
+        "/queues/q/tenant-b-billing/",
+    ]
 
     for bad, message in [
         ({"q": ""}, "Type something to search for"),
