@@ -147,6 +147,7 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await expect(page.get_by_test_id("match-question")).to_have_text(
             "Remove 3 matching waiting jobs? This cannot be undone."
         )
+        await page.screenshot(path=SHOTS / "search-all-in-queue.png", full_page=True)
         await page.get_by_test_id("match-go").click()
         await expect(page.get_by_test_id("toast")).to_contain_text("3 jobs removed")
         await browser.close()
