@@ -60,6 +60,11 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         )
         page = await context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
+        # Every message the page's websocket brings, recorded by the page itself.
+        await page.add_init_script(
+            "window.liveSeen = [];"
+            "document.addEventListener('bullpen:live', e => window.liveSeen.push(e.detail));"
+        )
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
         await expect(page.locator("h1")).to_contain_text("Queues")
 
@@ -108,10 +113,17 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         question = billing_group.get_by_test_id("match-question")
         await expect(question).to_have_text("Retry 3 matching failed jobs?")
         await expect(billing_group.get_by_test_id("match-go")).to_be_focused()
+        # Asked, the page watches the queue: the server answers with its list.
+        await page.wait_for_function(
+            "window.liveSeen.some(m => m.type === 'list' && m.queue === 'billing')"
+        )
         await page.screenshot(path=SHOTS / "search-all-confirm.png", full_page=True)
         assert await axe_violations(page, RULES["light"]) == []
         await page.keyboard.press("Enter")
         await expect(page.get_by_test_id("toast")).to_contain_text("3 jobs retried")
+        # Its progress came over the websocket, though the page watches no queue of its own.
+        seen = await page.evaluate("window.liveSeen.filter(m => m.type === 'bulk')")
+        assert any(m["queue"] == "billing" and m["action"] == "retry-matches" for m in seen), seen
         # The page runs the search again: the failed matches are gone.
         await expect(page.get_by_test_id("search-none")).to_be_visible()
         await expect(progress).to_have_text("queues 2 of 2, 2 jobs read, 0 matches")

@@ -386,12 +386,19 @@
     }
   });
 
-  // The question arrived: the keyboard goes to its answer.
+  // The question arrived: the keyboard goes to its answer. On the search page the page's
+  // websocket starts watching that queue now, so that the action's progress comes over it.
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail.target;
     if (!target || !target.matches || !target.matches(".match-confirm")) return;
     var go = target.querySelector(".match-go") || target.querySelector(".match-dismiss");
     if (go) go.focus();
+    var group = target.closest(".search-group");
+    if (group && window.bullpenLiveWatch) {
+      window.bullpenLiveWatch({
+        watch: "queue", queue: group.dataset.queue, state: "waiting", page: 1, per_page: 10, order: "desc",
+      });
+    }
   });
 
   document.addEventListener("htmx:beforeHistorySave", function () {
