@@ -105,6 +105,8 @@ async def search_queues(
     pace = pace or Pace()
     batch_size = max(1, SIZES_PER_TRIP // max(1, len(states)))
     for start in range(0, len(refs), batch_size):
+        if tally.truncated or tally.full:
+            break
         batch = refs[start : start + batch_size]
         for ref, sizes in zip(batch, await state_sizes(batch, states), strict=True):
             if tally.truncated or tally.full:
