@@ -147,7 +147,7 @@ async def test_one_search_reads_every_queue_and_streams_its_matches(
         assert refused.status_code == 400 and message in refused.json()["error"], bad
 
 
-async def test_a_search_never_matches_a_masked_value(
+async def test_a_search_never_matches_a_masked_value_and_shows_markup_as_text(
     client: AsyncClient, redis_server: RedisServer, bullpen_settings: dict[str, Any]
 ) -> None:
     [job] = await add_jobs(
@@ -162,6 +162,13 @@ async def test_a_search_never_matches_a_masked_value(
         assert matched(found) == {("signup", job, "waiting")}
         assert "hunter2" not in json.dumps(found)
     assert len(matched(await lines_of(client, {"q": "hunter2"}))) == 1  # unmasked: found
+
+    # Names and data are text in the server's markup, never markup.
+    hostile = '"><img src=x onerror=alert(1)>'
+    await add_jobs(redis_server.url, hostile, [{"name": hostile, "data": {"x": hostile}}])
+    found = await lines_of(client, {"q": "onerror", "render": "html"})
+    [line] = [x for x in found if x["type"] == "match"]
+    assert "<img" not in line["html"] + line["group"] and "&lt;img" in line["html"]
 
 
 async def test_two_searches_at_once_per_client(
