@@ -35,11 +35,14 @@ _JOB_DONE = {
 _JOBS_DONE = {
     "bulk-remove": "removed",
     "remove-group": "removed",
+    "remove-matches": "removed",
     "bulk-retry": "retried",
     "retry-group": "retried",
     "retry-all": "retried",
+    "retry-matches": "retried",
     "bulk-promote": "promoted",
     "promote-all": "promoted",
+    "promote-matches": "promoted",
 }
 _QUEUE_DONE = {"pause": "paused", "resume": "resumed", "obliterate": "obliterated"}
 

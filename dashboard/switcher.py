@@ -1,7 +1,8 @@
-"""The header's "Go to queue" box: suggestions as one types, and where Enter leads.
+"""The header's box: queue suggestions as one types, and where Enter leads (a queue, a job by
+its id, the overview filtered by part of several queues' names, or a search of every queue).
 
-Both read discovery's kept queue list (no SCAN per keystroke) and go through ``page_view``,
-so they answer only those who may read the pages.
+Suggestions read discovery's kept queue list (no SCAN per keystroke); both routes go through
+``page_view``, so they answer only those who may read the pages.
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
-from dashboard import notices
 from dashboard.forms.answer import valid
 from dashboard.forms.fields import TextField
 from dashboard.guards import page_view
 from dashboard.switcher_matching import QueueIndex
-from dashboard.templatetags.bullpen import visible_text
 from queues.conf import get_config, on_change
 from queues.discovery import Discovered, discovered, known
 from queues.errors import BullpenError
+from queues.find import find_job
 from queues.keys import QueueRef
 
 MAX_SUGGESTIONS = 20
@@ -87,9 +87,24 @@ async def suggestions(request: HttpRequest) -> HttpResponse:
     return render(request, "bullpen/_switcher_matches.html", context)
 
 
+def search_url(typed: str) -> str:
+    return f"{reverse('bullpen:search')}?{urlencode({'q': typed})}"
+
+
+async def _job_destination(typed: str) -> str | None:
+    """A job with exactly this id: its page, or the list of queues holding one by that id."""
+    holding = await find_job(typed)
+    if len(holding) == 1:
+        return reverse("bullpen:job", args=[holding[0].slug, typed])
+    if holding:
+        return f"{reverse('bullpen:find')}?{urlencode({'id': typed})}"
+    return None
+
+
 @page_view
 async def go_to_queue(request: HttpRequest) -> HttpResponse:
-    """The box's form: one queue named → its page; otherwise the overview filtered by it."""
+    """The box's form: one queue named → its page; a job's exact id → the job; part of several
+    queues' names → the overview filtered by it; anything else → a search of every queue."""
     typed = valid(SwitcherForm(request.GET)).cleaned_data["q"]
     if not typed:
         return HttpResponseRedirect(overview_url(""))
@@ -97,7 +112,9 @@ async def go_to_queue(request: HttpRequest) -> HttpResponse:
     slug = index.destination(typed) or await _created_since_scan(typed)
     if slug is not None:
         return HttpResponseRedirect(reverse("bullpen:queue", args=[slug]))
-    response = HttpResponseRedirect(overview_url(typed))
-    if not index.best(typed, 1)[1]:
-        notices.add(request, response, f"No queue matches “{visible_text(typed)}”")
-    return response
+    job = await _job_destination(typed)
+    if job is not None:
+        return HttpResponseRedirect(job)
+    if index.best(typed, 1)[1]:
+        return HttpResponseRedirect(overview_url(typed))
+    return HttpResponseRedirect(search_url(typed))

@@ -13,7 +13,10 @@ from dashboard import (
     metrics,
     runner_views,
     scheduler_actions,
+    search_actions,
+    search_all_api,
     search_api,
+    search_page,
     triage,
     views,
 )
@@ -43,6 +46,8 @@ urlpatterns = [
     path("sign-out", account_views.sign_out, name="sign-out"),
     path("audit/", account_views.audit_log, name="audit"),
     path("find/", triage.find_page, name="find"),
+    path("search/", search_page.search_page, name="search"),
+    path("api/search/", search_all_api.search_all, name="api-search-all"),
     path("go/", go.go_to_queue, name="go"),
     path("go/suggestions/", go.suggestions, name="go-suggestions"),
     path("metrics", metrics.metrics, name="metrics"),
@@ -63,6 +68,11 @@ urlpatterns = [
     ),
     path("api/queues/<bullpen_name:queue>/workers/", triage.workers_api, name="api-workers"),
     path("api/queues/<bullpen_name:queue>/search/", search_api.search_api, name="api-search"),
+    path(
+        "api/queues/<bullpen_name:queue>/search/<slug:action>/",
+        search_actions.search_action,
+        name="search-action",
+    ),
     path(
         "api/queues/<bullpen_name:queue>/throughput/", charts.throughput_api, name="api-throughput"
     ),

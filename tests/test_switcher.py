@@ -111,22 +111,23 @@ async def test_enter_goes_to_the_one_queue_named_or_the_filtered_overview(
     assert await goes_to(client, "Orders") == "/queues/q/Orders/"
     assert await goes_to(client, "sh") == "/queues/?q=sh"  # shop and shipping
     assert await goes_to(client, "ORDERS") == "/queues/?q=ORDERS"
-    assert await goes_to(client, "a b&c=d") == "/queues/?q=a+b%26c%3Dd"
+    assert await goes_to(client, "a b&c=d") == "/queues/search/?q=a+b%26c%3Dd"  # names none
     assert await goes_to(client, "") == "/queues/"
     assert (await client.get("/queues/go/", {"q": "x" * 1025})).status_code == 400
 
 
-async def test_an_unknown_name_lands_on_the_overview_saying_so(
+async def test_a_job_id_opens_the_job_and_other_text_searches_every_queue(
     client: AsyncClient, redis_client: Any
 ) -> None:
-    make_queues(redis_client, "email")
-    assert await goes_to(client, "nosuch") == "/queues/?q=nosuch"
-    html = (await client.get("/queues/?q=nosuch")).content.decode()
-    toast = element(html, "div", id="toast")
-    assert text(toast) == "No queue matches “nosuch”"
-    # Shown once.
-    html = (await client.get("/queues/")).content.decode()
-    assert text(element(html, "div", id="toast")) == ""
+    make_queues(redis_client, "email", "sms")
+    redis_client.hset("bull:email:order-7", mapping={"name": "n", "data": "{}", "timestamp": "1"})
+    assert await goes_to(client, "order-7") == "/queues/q/email/jobs/order-7/"
+    redis_client.hset("bull:sms:order-7", mapping={"name": "n", "data": "{}", "timestamp": "1"})
+    assert await goes_to(client, "order-7") == "/queues/find/?id=order-7"  # in two queues
+    assert await goes_to(client, "nosuch") == "/queues/search/?q=nosuch"
+    html = (await client.get("/queues/search/?q=nosuch")).content.decode()
+    form = element(html, "form", data_testid="search-all")
+    assert attribute(element(form, "input", id="search-all-q"), "value") == "nosuch"
 
 
 async def test_a_queue_created_since_the_last_scan_is_reached_by_its_name(
@@ -138,7 +139,7 @@ async def test_a_queue_created_since_the_last_scan_is_reached_by_its_name(
         make_queues(redis_client, "brand-new")
         assert await suggested(client, "new") == []
         assert await goes_to(client, "brand-new") == "/queues/q/brand-new/"
-        assert await goes_to(client, "brand-ne") == "/queues/?q=brand-ne"
+        assert await goes_to(client, "brand-ne") == "/queues/search/?q=brand-ne"
 
 
 async def test_hostile_names_are_escaped_and_reached(
@@ -290,12 +291,12 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
         await page.get_by_label("Go to queue").press("Enter")
         await expect(page).to_have_url(f"{closed_site.url}/queues/?q=sh")
 
-        # Unknown: the overview says so.
+        # No queue by that name: the jobs of every queue are searched for it.
         await type_in_box(page, "nosuch")
         await expect(matches.locator(".switcher-none")).to_have_text("No queue matches “nosuch”.")
         await page.get_by_label("Go to queue").press("Enter")
-        await expect(page).to_have_url(f"{closed_site.url}/queues/?q=nosuch")
-        await expect(page.get_by_test_id("toast")).to_contain_text("No queue matches “nosuch”")
+        await expect(page).to_have_url(f"{closed_site.url}/queues/search/?q=nosuch")
+        await expect(page.get_by_test_id("search-none")).to_be_visible()
 
         # A hostile name is text; the keyboard reaches its suggestion.
         await type_in_box(page, "onerror")

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from queues.background.job_kinds import REMOVE_GROUP, RETRY_GROUP
 from queues.background.kind import Kind
+from queues.background.match_kinds import PROMOTE_MATCHES, REMOVE_MATCHES, RETRY_MATCHES
 from queues.background.set_kinds import Clean, PromoteAll, RetryAll
 
-_ALL: tuple[Kind, ...] = (RetryAll(), PromoteAll(), Clean(), RETRY_GROUP, REMOVE_GROUP)
+_ALL: tuple[Kind, ...] = (
+    RetryAll(),
+    PromoteAll(),
+    Clean(),
+    RETRY_GROUP,
+    REMOVE_GROUP,
+    RETRY_MATCHES,
+    PROMOTE_MATCHES,
+    REMOVE_MATCHES,
+)
 KINDS: dict[str, Kind] = {kind.name: kind for kind in _ALL}

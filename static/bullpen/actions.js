@@ -32,7 +32,9 @@
 
   function showBar(s) {
     var box = document.getElementById("bulk-progress");
-    if (!box || !s.id || watched().queue !== s.queue) return;
+    // A queue's pages show its actions; the search page shows those it started, on any queue.
+    var mine = box && box.dataset.anyQueue && (followed[s.id] || shown[s.id]);
+    if (!box || !s.id || (watched().queue !== s.queue && !mine)) return;
     var over = s.over;
     var total = Math.max(s.total, s.done);
     box.hidden = false;
@@ -94,6 +96,11 @@
     if (!body || !body.id || !body.statusUrl || body.action === "cancel") return;
     var s = status(body);
     followed[s.id] = body.statusUrl;
+    var box = document.getElementById("bulk-progress");
+    if (box && box.dataset.anyQueue && window.bullpenLiveWatch && watched().queue !== s.queue) {
+      // Its progress comes over the websocket to those watching its queue: this page joins them.
+      window.bullpenLiveWatch({ watch: "queue", queue: s.queue, state: "waiting", page: 1, per_page: 10, order: "desc" });
+    }
     showBar(s);
     toast(s.action + ": started, " + s.total + " job" + (s.total === 1 ? "" : "s"), false);
     if (finals[s.id]) end(finals[s.id]);

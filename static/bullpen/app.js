@@ -454,10 +454,10 @@
   "use strict";
 
   // The page's own search first; the header's "Go to queue" box when it has none.
-  var SEARCHES = ["#queue-filter", "form.search input[name=q]", ".log-filter", "form.find input[name=id]",
-    "form.switcher input[name=q]"];
+  var SEARCHES = ["#queue-filter", "form.search input[name=q]", "form.search-all input[name=q]",
+    ".log-filter", "form.find input[name=id]", "form.switcher input[name=q]"];
   var ROWS = "#overview-list tr[data-queue], #overview-list tr.group-row, #job-list tr[data-job-id],"
-    + " #search-results tr[data-job-id]";
+    + " #search-results tr[data-job-id], #search-all-results tr[data-job-id]";
   var SEQUENCE_MS = 1500;
   var pendingG = 0;
 

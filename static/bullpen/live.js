@@ -40,6 +40,10 @@
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
   }
 
+  // A watch a page's script adds after the page's own (the search page following an action it
+  // started on a queue it does not show); a new page or a reconnection drops it.
+  window.bullpenLiveWatch = function (message) { send(message); };
+
   function subscribe(force) {
     // Once per page: fragments that htmx loads into a page (charts, workers) change nothing.
     var el = main();

@@ -197,3 +197,216 @@
   document.addEventListener("htmx:load", autorun);
   document.addEventListener("htmx:historyRestore", autorun);
 })();
+
+// The search over every queue (the search/ page). The server streams NDJSON: each match with
+// its row rendered by the server (and, for a queue's first match, its group), each queue's foot
+// once it is scanned (counts and the actions on its matches), and progress numbers. This script
+// only inserts that HTML and writes the progress text. Cancel, a new search or leaving the page
+// aborts the request; the server stops scanning when the stream closes.
+(function () {
+  "use strict";
+  var current = null; // {controller, form, last, stopped}
+
+  function parts(form) {
+    return {
+      results: document.getElementById("search-all-results"),
+      none: document.querySelector(".search-none"),
+      progress: form.querySelector(".search-progress"),
+      cancel: form.querySelector(".search-cancel"),
+    };
+  }
+
+  function params(form) {
+    var data = new URLSearchParams();
+    data.set("q", form.querySelector("input[name=q]").value.trim());
+    var boxes = form.querySelectorAll("input[name=state]");
+    var checked = form.querySelectorAll("input[name=state]:checked");
+    // Every state ticked (or none) is the default: left out of the address.
+    if (checked.length && checked.length < boxes.length) {
+      checked.forEach(function (box) { data.append("state", box.value); });
+    }
+    var queues = form.querySelector("input[name=queues]").value.trim();
+    if (queues) data.set("queues", queues);
+    return data;
+  }
+
+  function progressText(item) {
+    var text = "queues " + item.queues + " of " + item.queuesTotal + ", " + item.scanned +
+      (item.scanned === 1 ? " job" : " jobs") + " read, " + item.matched +
+      (item.matched === 1 ? " match" : " matches");
+    if (item.skipped) text += ", " + item.skipped + " skipped (data not readable as JSON)";
+    if (!item.done) return text + "…";
+    if (item.full) return text + " (the first " + item.matched + " shown: narrow the search for others)";
+    if (item.truncated) return text + " (the search stops at this many jobs: narrow it to read the rest)";
+    return text;
+  }
+
+  function fragment(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html;
+    return template.content;
+  }
+
+  function process(element) { if (window.htmx && element) window.htmx.process(element); }
+
+  function groupOf(results, queue) {
+    var groups = results.querySelectorAll(".search-group");
+    for (var i = 0; i < groups.length; i++) if (groups[i].dataset.queue === queue) return groups[i];
+    return null;
+  }
+
+  function apply(p, item, search) {
+    if (item.type === "match") {
+      if (item.group) {
+        var content = fragment(item.group);
+        var section = content.firstElementChild;
+        p.results.appendChild(content);
+        process(section);
+      }
+      var group = groupOf(p.results, item.queue);
+      if (!group || !item.html) return;
+      var body = group.querySelector("tbody");
+      var row = fragment(item.html).firstElementChild;
+      body.appendChild(row);
+      process(row);
+      group.querySelector(".search-group-count").textContent = String(body.rows.length);
+    } else if (item.type === "queue") {
+      var done = groupOf(p.results, item.queue);
+      var foot = done && done.querySelector(".search-group-foot");
+      if (!foot || !item.html) return;
+      var fresh = fragment(item.html).firstElementChild;
+      foot.replaceWith(fresh);
+      process(fresh);
+    } else if (item.type === "progress") {
+      search.last = item;
+      p.progress.textContent = progressText(item);
+    } else if (item.type === "error") {
+      p.progress.textContent = "search failed: " + item.error;
+    }
+  }
+
+  function stop(saying) {
+    if (!current) return;
+    var search = current;
+    current = null;
+    search.stopped = true;
+    search.controller.abort();
+    var p = parts(search.form);
+    p.cancel.hidden = true;
+    if (saying) {
+      p.progress.textContent =
+        (search.last ? progressText(search.last).replace(/…$/, "") + " — " : "") + saying;
+    }
+  }
+
+  async function run(form) {
+    stop(null);
+    var p = parts(form);
+    var data = params(form);
+    if (!data.get("q")) return;
+    var search = { controller: new AbortController(), form: form, last: null, stopped: false };
+    current = search;
+    p.results.textContent = "";
+    p.none.hidden = true;
+    p.cancel.hidden = false;
+    p.progress.textContent = "searching…";
+    var url = new URL(location.href);
+    url.search = data.toString();
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+    data.set("render", "html");
+    data.set("max_matches", form.dataset.maxMatches);
+    try {
+      var response = await fetch(form.dataset.searchUrl + "?" + data.toString(), {
+        signal: search.controller.signal,
+        headers: { Accept: "application/x-ndjson" },
+      });
+      if (!response.ok) {
+        var problem = await response.json().catch(function () { return {}; });
+        p.progress.textContent = problem.error || "search failed (" + response.status + ")";
+        return;
+      }
+      var reader = response.body.getReader();
+      var decoder = new TextDecoder();
+      var buffer = "";
+      for (;;) {
+        var chunk = await reader.read();
+        if (chunk.done || search.stopped) break;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        var lines = buffer.split("\n");
+        buffer = lines.pop();
+        lines.forEach(function (line) { if (line) apply(p, JSON.parse(line), search); });
+      }
+      if (search.last && search.last.done) p.none.hidden = search.last.matched > 0;
+    } catch (error) {
+      if (!search.stopped) p.progress.textContent = "search failed: " + error.message;
+    } finally {
+      if (current === search) {
+        current = null;
+        p.cancel.hidden = true;
+      }
+    }
+  }
+
+  function autorun() {
+    var form = document.querySelector("form.search-all");
+    if (!form || form.bullpenSearched) return;
+    form.bullpenSearched = true;
+    if (form.querySelector("input[name=q]").value.trim()) run(form);
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form.search-all")) return;
+    event.preventDefault();
+    event.stopPropagation();
+    form.bullpenSearched = true;
+    run(form);
+  }, true);
+
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    if (!target.closest) return;
+    if (target.closest("form.search-all .search-cancel")) stop("cancelled");
+    var dismiss = target.closest(".match-dismiss");
+    if (dismiss) {
+      var box = dismiss.closest(".match-confirm");
+      var opener = box && box.parentElement.querySelector(".match-actions button");
+      if (box) box.textContent = "";
+      if (opener) opener.focus();
+    }
+  });
+
+  // An action on matches was accepted: its question goes; actions.js follows the action.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var source = event.detail.elt;
+    if (!source || !source.matches || !source.matches(".match-go")) return;
+    if (event.detail.xhr && event.detail.xhr.status === 202) {
+      var box = source.closest(".match-confirm");
+      if (box) box.textContent = "";
+    }
+  });
+
+  // The question arrived: the keyboard goes to its answer. On the search page the page's
+  // websocket starts watching that queue now, so that the action's progress comes over it.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || !target.matches || !target.matches(".match-confirm")) return;
+    var go = target.querySelector(".match-go") || target.querySelector(".match-dismiss");
+    if (go) go.focus();
+    var group = target.closest(".search-group");
+    if (group && window.bullpenLiveWatch) {
+      window.bullpenLiveWatch({
+        watch: "queue", queue: group.dataset.queue, state: "waiting", page: 1, per_page: 10, order: "desc",
+      });
+    }
+  });
+
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    stop(null);
+    var results = document.getElementById("search-all-results");
+    if (results) results.textContent = "";
+  });
+  document.addEventListener("DOMContentLoaded", autorun);
+  document.addEventListener("htmx:load", autorun);
+  document.addEventListener("htmx:historyRestore", autorun);
+})();

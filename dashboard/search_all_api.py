@@ -1,0 +1,159 @@
+"""``api/search/``: one search over every queue (or those named), streamed as NDJSON.
+
+Lines, in order: ``{"type": "match", "queue", "connection", "id", "name", "state", "match"}``
+for every match (``match``: where it matched and the text around it), ``{"type": "queue",
+...}`` once a queue with matches has been scanned, ``{"type": "progress", ...}`` now and then,
+and last ``{"type": "progress", "done": true, "scanned", "matched", "truncated", "queues",
+"queuesTotal"}`` (as the one-queue search ends). With ``render=html`` (the results page) the
+lines also carry the server's markup for them. A client runs at most two at once (429), and
+the scan stops when the client goes away.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+
+from dashboard import search_render, search_slots
+from dashboard.forms.answer import valid
+from dashboard.forms.search import SearchAllForm, query_data
+from dashboard.guards import api_view
+from dashboard.principal import from_request
+from dashboard.search_scope import queues_to_search
+from dashboard.viewer import can_act_on, viewer_kind
+from queues.errors import BullpenError
+from queues.jsontext import dumps
+from queues.keys import STATES
+from queues.search import parse_query
+from queues.search_all import Match, Progress, QueueDone, search_queues
+
+CONNECTION = "default"  # the one Redis connection today; the field is part of the API
+PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always comes)
+
+
+def _line(item: dict[str, Any]) -> bytes:
+    return dumps(item) + b"\n"
+
+
+def match_line(item: Match, needle: str) -> dict[str, Any]:
+    job = item.job
+    if item.field.startswith("data"):
+        data = job.get("data")
+        text = data if isinstance(data, str) else dumps(data).decode()
+    else:
+        text = str(job.get(item.field) or "")
+    return {
+        "type": "match",
+        "queue": item.ref.slug,
+        "connection": CONNECTION,
+        "id": str(job["id"]),
+        "name": job.get("name"),
+        "state": item.state,
+        "match": {"in": item.field, "text": search_render.excerpt(text, needle)},
+    }
+
+
+def progress_line(item: Progress) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "type": "progress",
+        "queues": item.queues_done,
+        "queuesTotal": item.queues_total,
+        "scanned": item.scanned,
+        "matched": item.matched,
+        "done": item.done,
+    }
+    if item.done:
+        line["truncated"] = item.truncated
+    if item.full:
+        line["full"] = True
+    if item.skipped:
+        line["skipped"] = item.skipped
+    return line
+
+
+def too_many() -> JsonResponse:
+    response = JsonResponse(
+        {"error": f"At most {search_slots.MAX_PER_CLIENT} searches at once: wait for one to end"},
+        status=429,
+    )
+    response["Retry-After"] = "1"
+    return response
+
+
+@api_view
+async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    found = valid(SearchAllForm(query_data(request.GET, "state", "queues"))).cleaned_data
+    raw, render = found["q"], found["render"]
+    states = found["state"] or list(STATES)
+    principal = await from_request(request)
+    request.bullpen_principal = principal  # type: ignore[attr-defined]
+    refs = await queues_to_search(request, found["queues"])
+    kind = await viewer_kind(principal) if render else "anonymous"
+    slot = search_slots.take(search_slots.client_key(request))
+    if slot is None:
+        return too_many()
+    query = parse_query(raw)
+    needle = query.text
+
+    async def lines() -> AsyncIterator[bytes]:
+        grouped: set[str] = set()
+        shown_at = 0.0
+        try:
+            async for item in search_queues(
+                refs,
+                states,
+                raw,
+                budget=found["budget"],
+                max_matches=found["max_matches"],
+            ):
+                if isinstance(item, Match):
+                    line = match_line(item, needle)
+                    if render:
+                        if item.ref.slug not in grouped:
+                            grouped.add(item.ref.slug)
+                            line["group"] = search_render.group_html(item.ref)
+                        line["html"] = search_render.row_html(
+                            item.ref, item.state, item.job, line["match"]
+                        )
+                    yield _line(line)
+                elif isinstance(item, QueueDone):
+                    if not item.matched:
+                        continue
+                    done: dict[str, Any] = {
+                        "type": "queue",
+                        "queue": item.ref.slug,
+                        "connection": CONNECTION,
+                        "scanned": item.scanned,
+                        "matched": item.matched,
+                        "states": item.by_state,
+                    }
+                    if render:
+                        done["html"] = search_render.foot_html(
+                            item.ref,
+                            item.scanned,
+                            item.matched,
+                            item.by_state,
+                            raw,
+                            can_act=can_act_on(kind, item.ref.slug),
+                            states=states,
+                        )
+                    yield _line(done)
+                elif item.done or time.monotonic() - shown_at >= PROGRESS_EVERY:
+                    shown_at = time.monotonic()
+                    yield _line(progress_line(item))
+        except BullpenError as error:
+            yield _line({"type": "error", "error": str(error)})
+        finally:
+            slot.release()
+
+    stream = lines()
+    # A stream the server never began (its client left first) gives its slot back when dropped.
+    weakref.finalize(stream, slot.release)
+    response = StreamingHttpResponse(stream, content_type="application/x-ndjson")
+    response["Cache-Control"] = "no-store"
+    response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
+    return response
