@@ -4,6 +4,14 @@
 (function () {
   "use strict";
 
+  // The page's words (data-text on <body>, in the page's language), English without them.
+  function say(key, english) {
+    var words = {};
+    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
+    return words[key] || english;
+  }
+
+  // As the server writes them (dashboard/templatetags/bullpen.py): "3 min ago", "in 2 h".
   function relative(ms) {
     var seconds = (Date.now() - ms) / 1000;
     var future = seconds < 0;
@@ -12,7 +20,8 @@
     for (var i = 0; i < units.length; i++) {
       if (seconds >= units[i][0] || units[i][1] === "s") {
         var amount = Math.floor(seconds / units[i][0]);
-        return future ? "in " + amount + " " + units[i][1] : amount + " " + units[i][1] + " ago";
+        var pattern = future ? say("in", "in {n} {unit}") : say("ago", "{n} {unit} ago");
+        return pattern.replace("{n}", amount).replace("{unit}", say(units[i][1], units[i][1]));
       }
     }
     return "";
@@ -55,7 +64,7 @@
     var source = document.getElementById(button.dataset.copyTarget);
     if (!source) return;
     var text = JSON.stringify(JSON.parse(source.textContent), null, 2);
-    var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy as JSON"; }, 1500); };
+    var done = function () { button.textContent = say("copied", "Copied"); setTimeout(function () { button.textContent = say("copy_json", "Copy as JSON"); }, 1500); };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done);
     } else {
@@ -432,7 +441,7 @@
         select.value = DEFAULTS[select.dataset.pref] || "";
       });
       openJson(document);
-      if (window.bullpenToast) window.bullpenToast("Preferences forgotten", false);
+      if (window.bullpenToast) window.bullpenToast(JSON.parse(document.body.dataset.text || "{}").prefs_forgotten || "Preferences forgotten", false);
     }
   });
   window.bullpenShowShortcuts = showDialog;

@@ -1,0 +1,74 @@
+"""Language helpers for the pages: state names, grouped numbers, the language switcher, and the
+few words the page scripts write themselves."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+from django.urls import NoReverseMatch, reverse
+from django.utils.formats import number_format
+from django.utils.translation import gettext, pgettext
+
+from dashboard import state_labels
+
+register = template.Library()
+
+
+@register.filter
+def state_label(state: Any) -> str:
+    """A job state's name in the page's language (the key stays for URLs and attributes)."""
+    return state_labels.state_label(str(state))
+
+
+@register.filter
+def count(value: Any) -> str:
+    """A whole number grouped as the page's language writes it: 12,345 / 12.345 / 12 345."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "" if value is None else str(value)
+    return number_format(value, force_grouping=True)
+
+
+@register.simple_tag
+def language_switch_url() -> str:
+    """Where the language switcher posts: Django's ``set_language`` when the site routes it.
+    A host site without it keeps its own way of choosing and shows no switcher."""
+    try:
+        return reverse("set_language")
+    except NoReverseMatch:
+        return ""
+
+
+def script_text() -> dict[str, str]:
+    """The words the page scripts show, in the page's language; ``{n}`` and ``{unit}`` are
+    filled in by the script."""
+    return {
+        "ago": gettext("{n} {unit} ago"),
+        "in": gettext("in {n} {unit}"),
+        "d": pgettext("time unit", "d"),
+        "h": pgettext("time unit", "h"),
+        "min": pgettext("time unit", "min"),
+        "s": pgettext("time unit", "s"),
+        "connecting": gettext("connecting…"),
+        "reconnecting": gettext("reconnecting…"),
+        "live": gettext("live"),
+        "stale": gettext("stale"),
+        "redis_down": gettext("Redis unreachable"),
+        "redis_down_detail": gettext("Redis unreachable: {detail}"),
+        "live_updates": gettext("Live updates"),
+        "connection_lost": gettext("Connection to the server lost: the figures may be out of date"),
+        "silent": gettext("No live update for {n} s: the figures may be out of date"),
+        "signed_out": gettext("signed out"),
+        "copied": gettext("Copied"),
+        "copy_json": gettext("Copy as JSON"),
+        "prefs_forgotten": gettext("Preferences forgotten"),
+        "search_failed": gettext("search failed: {error}"),
+        "progress": gettext("{action}: {done} of {total}"),
+    }
+
+
+@register.simple_tag
+def bullpen_script_text() -> str:
+    """:func:`script_text` as JSON for a ``data-`` attribute (the template escapes it)."""
+    return json.dumps(script_text(), ensure_ascii=False)
