@@ -9,6 +9,8 @@ Babel does the compiling, so that no GNU gettext (``msgfmt``) is needed on the m
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from babel.messages.mofile import write_mo
@@ -31,12 +33,12 @@ def compile_catalogs(locale_dir: Path = LOCALE_DIR, into: Path | None = None) ->
         with po_path.open("rb") as po_file:
             catalog = read_po(po_file, locale=po_path.parent.parent.name)
         mo_path.parent.mkdir(parents=True, exist_ok=True)
-        # Written under a temporary name first: a test process reading the catalog at the
-        # same moment never sees half a file.
-        partial = mo_path.with_suffix(".mo.partial")
-        with partial.open("wb") as mo_file:
+        # Written under a temporary name first: a test process reading the catalog, or a
+        # second one compiling it, at the same moment never sees half a file.
+        handle, partial = tempfile.mkstemp(suffix=".partial", dir=mo_path.parent)
+        with os.fdopen(handle, "wb") as mo_file:
             write_mo(mo_file, catalog)
-        partial.replace(mo_path)
+        os.replace(partial, mo_path)
     return written
 
 
