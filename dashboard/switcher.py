@@ -12,6 +12,7 @@ from django import forms
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from dashboard import notices
 from dashboard.forms.answer import valid
@@ -99,5 +100,6 @@ async def go_to_queue(request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(reverse("bullpen:queue", args=[slug]))
     response = HttpResponseRedirect(overview_url(typed))
     if not index.best(typed, 1)[1]:
-        notices.add(request, response, f"No queue matches “{visible_text(typed)}”")
+        text = gettext("No queue matches “%(text)s”") % {"text": visible_text(typed)}
+        notices.add(request, response, text)
     return response

@@ -9,7 +9,7 @@ from typing import Any
 from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.formats import number_format
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext
 
 from dashboard import state_labels
 
@@ -40,10 +40,60 @@ def language_switch_url() -> str:
         return ""
 
 
+def _forms(key: str, singular: str, plural: str) -> dict[str, str]:
+    """Both forms of a counted message: the script picks one with ``Intl.PluralRules``."""
+    return {f"{key}_one": singular, f"{key}_other": plural}
+
+
 def script_text() -> dict[str, str]:
-    """The words the page scripts show, in the page's language; ``{n}`` and ``{unit}`` are
-    filled in by the script."""
+    """The words the page scripts show, in the page's language; the script fills in the names
+    in braces (``{n}``, ``{unit}``)."""
+    # Each counted message twice, for one and for many (ngettext needs its words written out).
+    counted = {
+        **_forms(
+            "scanned",
+            ngettext(
+                "scanned {scanned} of {total}, {n} match",
+                "scanned {scanned} of {total}, {n} matches",
+                1,
+            ),
+            ngettext(
+                "scanned {scanned} of {total}, {n} match",
+                "scanned {scanned} of {total}, {n} matches",
+                2,
+            ),
+        ),
+        **_forms(
+            "skipped",
+            ngettext(
+                ", {n} job skipped (data not readable as JSON)",
+                ", {n} jobs skipped (data not readable as JSON)",
+                1,
+            ),
+            ngettext(
+                ", {n} job skipped (data not readable as JSON)",
+                ", {n} jobs skipped (data not readable as JSON)",
+                2,
+            ),
+        ),
+        **_forms(
+            "count_label",
+            ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", 1),
+            ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", 2),
+        ),
+        **_forms(
+            "started",
+            ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 1),
+            ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 2),
+        ),
+    }
     return {
+        **counted,
+        "search_full": gettext(" (the first {n} shown: narrow the search for others)"),
+        "search_capped": gettext(" (the search stops at this many jobs)"),
+        "search_failed_status": gettext("search failed ({status})"),
+        "working": gettext("Working…"),
+        "failed_status": gettext("Failed ({status})"),
         "ago": gettext("{n} {unit} ago"),
         "in": gettext("in {n} {unit}"),
         "d": pgettext("time unit", "d"),

@@ -42,6 +42,7 @@ KEYS_ONLY = {"kbd", "code", "script", "style", "pre"}
 ATTRIBUTE_BLOCKS = {"live", "main_attrs"}
 
 KEYWORDS = {
+    "gettext_noop": None,
     "gettext": None,
     "gettext_lazy": None,
     "_": None,
