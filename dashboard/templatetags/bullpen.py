@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from django import template
-from django.template.defaultfilters import pluralize
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.formats import number_format
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext
 
 from dashboard import alert_messages
 from dashboard.converters import NameConverter
@@ -164,18 +163,24 @@ def _tree(value: Any, depth: int) -> SafeString:
         ),
     )
     more = (
-        format_html('<li class="muted">… {} more</li>', len(items) - len(shown))
+        format_html(
+            '<li class="muted">{}</li>',
+            gettext("… %(n)s more") % {"n": len(items) - len(shown)},
+        )
         if len(items) > len(shown)
         else ""
     )
+    if isinstance(value, dict):
+        size = ngettext("%(n)s key", "%(n)s keys", len(items)) % {"n": len(items)}
+    else:
+        size = ngettext("%(n)s item", "%(n)s items", len(items)) % {"n": len(items)}
     brackets = ("{", "}") if isinstance(value, dict) else ("[", "]")
     return format_html(
-        '<details class="j-node"{}><summary>{} <span class="muted">{} {}</span></summary>'
+        '<details class="j-node"{}><summary>{} <span class="muted">{}</span></summary>'
         "<ul>{}{}</ul>{}</details>",
         mark_safe(" open") if depth < 2 else "",
         brackets[0],
-        len(items),
-        ("key" if isinstance(value, dict) else "item") + pluralize(len(items)),
+        size,
         rows,
         more,
         brackets[1],

@@ -56,15 +56,17 @@ def state_cells(queue: dict[str, Any], queue_url: str, states: tuple[str, ...]) 
     in step when a live update changes the count."""
     counts = queue["counts"]
     name = visible_text(queue["displayName"])
+    labels = {state: state_label(state) for state in states}
     return format_html_join(
         "\n      ",
-        '<td class="num state-{}{}" data-state="{}">'
+        '<td class="num state-{}{}" data-state="{}" data-state-label="{}">'
         '<a href="{}?state={}" aria-label="{}">{}</a></td>',
         (
             (
                 state,
                 "" if counts.get(state) else " zero",
                 state,
+                labels[state],
                 queue_url,
                 state,
                 count_label(counts.get(state, 0), state, name),

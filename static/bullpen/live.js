@@ -75,7 +75,7 @@
     var path = document.body.dataset.wsPath || "/ws/bullpen/";
     // The page's language: live parts are rendered in it, as the page was.
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path
-      + "?lang=" + encodeURIComponent(document.documentElement.lang || "");
+      + (path.indexOf("?") === -1 ? "?" : "&") + "lang=" + encodeURIComponent(document.documentElement.lang || "");
     setStatus("connecting", retry ? say("reconnecting", "reconnecting…") : say("connecting", "connecting…"));
     socket = new WebSocket(url);
     socket.onopen = function () {
