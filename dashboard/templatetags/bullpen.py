@@ -12,7 +12,8 @@ from urllib.parse import quote, urlencode
 
 from django import template
 from django.urls import get_script_prefix, get_urlconf, reverse
-from django.utils.formats import number_format
+from django.utils import dateformat
+from django.utils.formats import get_format, number_format
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
@@ -58,13 +59,26 @@ def relative(ms: float, now_ms: float) -> str:
     return ""
 
 
+# How English writes a moment (Django's date format letters); other languages choose theirs.
+ISO_FORMAT = "Y-m-d H:i:s"
+
+
+def _absolute(moment: datetime) -> str:
+    """The moment to the millisecond, in UTC, as the page's language writes dates."""
+    pattern = pgettext("timestamp format", "Y-m-d H:i:s")
+    millis = f"{moment.microsecond // 1000:03d}"
+    if pattern == ISO_FORMAT:  # the common case, kept cheap for long lists
+        return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{millis} UTC"
+    return f"{dateformat.format(moment, pattern)}{get_format('DECIMAL_SEPARATOR')}{millis} UTC"
+
+
 @register.filter
 def timestamp(ms: Any) -> SafeString:
     """``<time>`` with the absolute UTC time; app.js keeps the relative text fresh."""
     moment = _as_datetime(ms)
     if moment is None:
         return format_html('<span class="muted">{}</span>', "—" if ms in (None, "") else str(ms))
-    absolute = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+    absolute = _absolute(moment)
     rel = relative(float(ms), time.time() * 1000)
     # Every part is made here from a number, so there is nothing to escape: plain formatting
     # keeps this cheap for lists that show three times per row.
