@@ -12,6 +12,7 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext, pgettext
 
 from dashboard import state_labels
+from queues.conf import get_config
 
 register = template.Library()
 
@@ -32,8 +33,11 @@ def count(value: Any) -> str:
 
 @register.simple_tag
 def language_switch_url() -> str:
-    """Where the language switcher posts: Django's ``set_language`` when the site routes it.
-    A host site without it keeps its own way of choosing and shows no switcher."""
+    """Where the language switcher posts: Django's ``set_language`` when the site routes it
+    (and ``BULLPEN["LANGUAGE_SWITCHER"]`` is not False). A host site without it keeps its own
+    way of choosing and shows no switcher."""
+    if not get_config()["LANGUAGE_SWITCHER"]:
+        return ""
     try:
         return reverse("set_language")
     except NoReverseMatch:
