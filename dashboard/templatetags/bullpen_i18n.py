@@ -3,13 +3,14 @@ few words the page scripts write themselves."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.formats import number_format
-from django.utils.translation import gettext, ngettext, pgettext
+from django.utils.translation import get_language, gettext, ngettext, pgettext
 
 from dashboard import state_labels
 from queues.conf import get_config
@@ -95,6 +96,7 @@ def script_text() -> dict[str, str]:
         **counted,
         "search_full": gettext(" (the first {n} shown: narrow the search for others)"),
         "search_capped": gettext(" (the search stops at this many jobs)"),
+        "searching": gettext("searching…"),
         "search_failed_status": gettext("search failed ({status})"),
         "working": gettext("Working…"),
         "failed_status": gettext("Failed ({status})"),
@@ -125,4 +127,10 @@ def script_text() -> dict[str, str]:
 @register.simple_tag
 def bullpen_script_text() -> str:
     """:func:`script_text` as JSON for a ``data-`` attribute (the template escapes it)."""
+    return _script_json(get_language())
+
+
+@functools.lru_cache(maxsize=16)
+def _script_json(language: str | None) -> str:
+    # Catalogs do not change while the server runs: built once per language.
     return json.dumps(script_text(), ensure_ascii=False)

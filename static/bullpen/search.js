@@ -107,7 +107,7 @@
     parts.query.textContent = query;
     parts.section.hidden = false;
     parts.cancel.hidden = false;
-    parts.progress.textContent = "searching…";
+    parts.progress.textContent = say("searching", "searching…");
     recordQuery(form.dataset.state, query);
     var url = form.dataset.searchUrl + "?" +
       new URLSearchParams({
