@@ -286,7 +286,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
         async def read() -> str:
             found = await job_page(QueueRef.from_slug(slug), state, page, per_page, order)
-            with translation.override(language or None):
+            with translation.override(language):
                 return live_render.list_html(slug, found, kind, PAGE_SIZES)
 
         try:
@@ -306,7 +306,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         if self.delivered.get(group, 0) == seen:
             message = live_protocol.job_message(slug, job)
-            with translation.override(self.language or None):
+            with translation.override(self.language):
                 rendered = live_render.render(message, self.kind)
             await self.send_json(rendered)
 

@@ -6,7 +6,7 @@ message grows with the square of the pages watching. Here each process joins the
 with one channel of its own, and hands each message to the pages of that process that watch
 the topic. The channel layer (in memory, or channels-redis between processes) carries a message
 once per process, however many pages are open; each process renders it once per kind of viewer
-(dashboard/live_render.py) and sends that text to every page of the kind.
+and page language (dashboard/live_render.py) and sends that text to every page of the kind.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Hub:
         self._lock = asyncio.Lock()
 
     async def join(
-        self, group: str, deliver: Deliver, kind: ViewerKind, language: str = ""
+        self, group: str, deliver: Deliver, kind: ViewerKind, language: str = "en"
     ) -> None:
         layer = get_channel_layer()
         if layer is None:
@@ -95,7 +95,7 @@ class Hub:
                         key = variants[kind] = live_render.variant(payload, kind)
                     text = texts.get((key, language))
                     if text is None:
-                        with translation.override(language or None):
+                        with translation.override(language):
                             text = live_render.encode(payload, kind)
                         texts[(key, language)] = text
                     await deliver(group, text)

@@ -6,16 +6,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs
 
+from django.conf import settings
 from django.utils.translation import get_supported_language_variant
 
 
 def socket_language(scope: dict[str, Any]) -> str:
-    """A language of the site's ``LANGUAGES``, or "" (the site's default) for none or another."""
+    """A language of the site's ``LANGUAGES``; the site's ``LANGUAGE_CODE`` for none or another."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     asked = (query.get("lang") or [""])[0][:20]
-    if not asked:
-        return ""
     try:
-        return get_supported_language_variant(asked)
+        return get_supported_language_variant(asked or settings.LANGUAGE_CODE)
     except LookupError:
-        return ""
+        return str(settings.LANGUAGE_CODE)

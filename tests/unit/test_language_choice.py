@@ -24,9 +24,9 @@ def test_the_switcher_posts_to_set_language_unless_turned_off() -> None:
         (b"lang=de", "de"),
         (b"ticket=abc&lang=fr", "fr"),
         (b"lang=de-AT", "de"),  # the closest the site offers
-        (b"lang=ja", ""),  # not one of the site's LANGUAGES: the site's default
-        (b"lang=" + b"x" * 5000, ""),
-        (b"", ""),
+        (b"lang=ja", "en"),  # not one of the site's LANGUAGES: the site's LANGUAGE_CODE
+        (b"lang=" + b"x" * 5000, "en"),
+        (b"", "en"),
     ],
 )
 def test_a_socket_speaks_its_pages_language(query: bytes, language: str) -> None:
