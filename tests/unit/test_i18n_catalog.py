@@ -293,3 +293,18 @@ def test_pages_get_the_catalogs_own_words(language: str) -> None:
             if got != strings[0]:
                 differ.append((msgid, got, strings[0]))
     assert differ == []
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_translations_add_no_markup_characters(language: str) -> None:
+    """Many messages land in attributes (title, hx-confirm): a translation may not bring a
+    straight double quote or angle bracket its message does not have."""
+    added = [
+        (msgid, string)
+        for (_context, msgid), strings in catalog_entries(language).items()
+        for string in strings
+        for char in '"<>'
+        if string.count(char) > msgid.split("\x00")[0].count(char)
+    ]
+    assert added == []
