@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language: the switcher's choice (a cookie), else the browser's Accept-Language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -154,9 +156,11 @@ else:
         }
     }
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The languages the dashboard has complete catalogs for (dashboard/locale/).
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 TIME_ZONE = "UTC"
-USE_I18N = False
+USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -18,4 +18,6 @@ urlpatterns = [
     path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("queues/", include("dashboard.urls")),
+    # set_language, which the dashboard's language switcher posts to.
+    path("i18n/", include("django.conf.urls.i18n")),
 ]

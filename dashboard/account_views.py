@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_protect
 
 from dashboard import basic_auth, notices
@@ -39,7 +40,10 @@ async def sign_in(request: HttpRequest) -> HttpResponse:
     response = render(
         request,
         "bullpen/error.html",
-        {"status": 401, "message": "Sign in with the dashboard's credentials to act on queues."},
+        {
+            "status": 401,
+            "message": gettext("Sign in with the dashboard's credentials to act on queues."),
+        },
         status=401,
     )
     response["WWW-Authenticate"] = REALM
@@ -84,7 +88,9 @@ async def sign_out(request: HttpRequest) -> HttpResponse:
         "bullpen/error.html",
         {
             "status": 401,
-            "message": "Signed out. A browser may keep basic credentials until it is closed.",
+            "message": gettext(
+                "Signed out. A browser may keep basic credentials until it is closed."
+            ),
         },
         status=401,
     )
@@ -107,7 +113,7 @@ async def audit_log(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "bullpen/error.html",
-            {"status": 403, "message": "Only operators may read the audit log."},
+            {"status": 403, "message": gettext("Only operators may read the audit log.")},
             status=403,
         )
     entries = AuditEntry.objects.all()

@@ -3,6 +3,8 @@
 ``ATTEMPTS`` times with a doubling pause, every failure logged; then the notice is written to
 the audit log with what reached whom.
 
+Notices are written in the site's language (``LANGUAGE_CODE``): no one's page asked for them.
+
 Webhook URLs often carry a secret in their path (Slack's do): logs and the audit log name only
 their scheme and host.
 """
@@ -18,7 +20,9 @@ from collections.abc import Callable
 from functools import partial
 from urllib.parse import urlsplit
 
+from django.conf import settings as django_settings
 from django.core.mail import send_mail
+from django.utils import translation
 
 from dashboard import alert_messages, audit
 from queues.alert_state import Notice
@@ -41,7 +45,8 @@ async def deliver(notice: Notice) -> None:
     sends: list[tuple[str, Callable[[], None]]] = []
     if settings.email_to:
         sends.append(("e-mail", partial(_email, notice, settings)))
-    body = json.dumps(alert_messages.webhook_body(notice, settings.link_base)).encode()
+    with translation.override(django_settings.LANGUAGE_CODE):
+        body = json.dumps(alert_messages.webhook_body(notice, settings.link_base)).encode()
     for number, url in enumerate(settings.webhooks, start=1):
         # Numbered: two webhooks on one host must stay apart in the audit log.
         sends.append((f"webhook {number} {_shown(url)}", partial(_post, url, body)))
@@ -85,9 +90,12 @@ async def _with_retries(target: str, send: Callable[[], None], notice: Notice) -
 
 
 def _email(notice: Notice, settings: DeliverySettings) -> None:
+    with translation.override(django_settings.LANGUAGE_CODE):
+        subject = alert_messages.email_subject(notice)
+        body = alert_messages.email_body(notice, settings.link_base)
     send_mail(
-        alert_messages.email_subject(notice),
-        alert_messages.email_body(notice, settings.link_base),
+        subject,
+        body,
         None,  # DEFAULT_FROM_EMAIL
         list(settings.email_to),
     )

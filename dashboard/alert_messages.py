@@ -8,6 +8,8 @@ import re
 from typing import Any
 
 from django.urls import reverse
+from django.utils.formats import number_format
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from queues.alert_state import FIRING, Notice
 from queues.alerts import Alert
@@ -25,40 +27,67 @@ def link(notice: Notice, base: str) -> str:
 
 # A rule's short name on a badge; its full text (describe) is the badge's title.
 _LABELS = {
-    "waiting": "waiting",
-    "failed_last_hour": "failed in the last hour",
-    "delayed": "delayed",
-    "active_at_limit_seconds": "seconds at the concurrency limit",
-    "new_failure_signatures": "new failure signatures",
+    "waiting": gettext_lazy("waiting"),
+    "failed_last_hour": gettext_lazy("failed in the last hour"),
+    "delayed": gettext_lazy("delayed"),
+    "active_at_limit_seconds": gettext_lazy("seconds at the concurrency limit"),
+    "new_failure_signatures": gettext_lazy("new failure signatures"),
 }
 
 
 def label(rule: str) -> str:
-    return _LABELS.get(rule, rule.replace("_", " "))
+    return str(_LABELS.get(rule, rule.replace("_", " ")))
 
 
 def describe(alert: Alert) -> str:
     """What the rule measured, in words ("12,345 jobs waiting, more than 10,000")."""
-    value, limit = f"{alert.value:,}", f"{alert.threshold:,}"
+    words = {
+        "value": number_format(alert.value, force_grouping=True),
+        "limit": number_format(alert.threshold, force_grouping=True),
+        "rule": alert.rule,
+    }
     if alert.rule == "waiting":
-        return f"{value} jobs waiting, more than {limit}"
-    if alert.rule == "failed_last_hour":
-        return f"{value} jobs failed in the last hour, more than {limit}"
-    if alert.rule == "delayed":
-        return f"{value} jobs delayed, more than {limit}"
-    if alert.rule == "active_at_limit_seconds":
-        return f"active at its concurrency limit for {value} s, more than {limit} s"
-    if alert.rule == "new_failure_signatures":
-        plural = "s" if alert.value != 1 else ""
-        return f"{value} new failure signature{plural} in the last hour, more than {limit}"
-    return f"{alert.rule} is {value}, more than {limit}"
+        text = ngettext(
+            "%(value)s job waiting, more than %(limit)s",
+            "%(value)s jobs waiting, more than %(limit)s",
+            alert.value,
+        )
+    elif alert.rule == "failed_last_hour":
+        text = ngettext(
+            "%(value)s job failed in the last hour, more than %(limit)s",
+            "%(value)s jobs failed in the last hour, more than %(limit)s",
+            alert.value,
+        )
+    elif alert.rule == "delayed":
+        text = ngettext(
+            "%(value)s job delayed, more than %(limit)s",
+            "%(value)s jobs delayed, more than %(limit)s",
+            alert.value,
+        )
+    elif alert.rule == "active_at_limit_seconds":
+        text = gettext("active at its concurrency limit for %(value)s s, more than %(limit)s s")
+    elif alert.rule == "new_failure_signatures":
+        text = ngettext(
+            "%(value)s new failure signature in the last hour, more than %(limit)s",
+            "%(value)s new failure signatures in the last hour, more than %(limit)s",
+            alert.value,
+        )
+    else:
+        text = gettext("%(rule)s is %(value)s, more than %(limit)s")
+    return text % words
 
 
 def headline(notice: Notice) -> str:
     """One line, plain text: what happened on which queue."""
     if notice.status == FIRING:
-        return f"Alert on {notice.queue}: {describe(notice.alert)}"
-    return f"Resolved on {notice.queue}: {notice.alert.rule} is back within its threshold"
+        return gettext("Alert on %(queue)s: %(what)s") % {
+            "queue": notice.queue,
+            "what": describe(notice.alert),
+        }
+    return gettext("Resolved on %(queue)s: %(rule)s is back within its threshold") % {
+        "queue": notice.queue,
+        "rule": notice.alert.rule,
+    }
 
 
 def slack_text(notice: Notice, url: str) -> str:
@@ -67,8 +96,9 @@ def slack_text(notice: Notice, url: str) -> str:
     if notice.status == FIRING:
         lines += [f"• `{_slack(signature)}`" for signature in notice.alert.signatures]
     else:
-        lines.append(_slack(f"It was: {describe(notice.alert)}"))
-    lines.append(f"<{_slack(url)}|Open {_slack(notice.queue)} in Bullpen>")
+        lines.append(_slack(_it_was(notice)))
+    opening = gettext("Open %(queue)s in Bullpen") % {"queue": notice.queue}
+    lines.append(f"<{_slack(url)}|{_slack(opening)}>")
     return "\n".join(lines)
 
 
@@ -98,15 +128,24 @@ def email_body(notice: Notice, base: str) -> str:
     if notice.status == FIRING:
         lines += [f"  - {signature}" for signature in notice.alert.signatures]
     else:
-        lines.append(f"It was: {describe(notice.alert)}")
+        lines.append(_it_was(notice))
     lines += [
         "",
-        f"Queue: {notice.queue} (connection {CONNECTION})",
-        f"Rule: {notice.alert.rule}, value {notice.alert.value}, "
-        f"threshold {notice.alert.threshold}",
-        f"Open: {link(notice, base)}",
+        gettext("Queue: %(queue)s (connection %(connection)s)")
+        % {"queue": notice.queue, "connection": CONNECTION},
+        gettext("Rule: %(rule)s, value %(value)s, threshold %(threshold)s")
+        % {
+            "rule": notice.alert.rule,
+            "value": notice.alert.value,
+            "threshold": notice.alert.threshold,
+        },
+        gettext("Open: %(link)s") % {"link": link(notice, base)},
     ]
     return "\n".join(lines) + "\n"
+
+
+def _it_was(notice: Notice) -> str:
+    return gettext("It was: %(what)s") % {"what": describe(notice.alert)}
 
 
 def _slack(text: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
+from django.utils import translation
 
 from dashboard import fanout, live, live_render, shared_reads, socket_auth, socket_limits
 from dashboard.access import allows, read_check
@@ -22,6 +23,7 @@ from dashboard.forms.answer import valid
 from dashboard.forms.live import WatchForm
 from dashboard.forms.reads import PAGE_SIZES
 from dashboard.principal import from_scope
+from dashboard.socket_language import socket_language
 from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
 from queues import counts, interest, live_protocol
 from queues.detail import job_live_view
@@ -62,6 +64,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.session_group: str | None = None
         self.recheck: asyncio.Task[None] | None = None
         self.signed_out = False
+        self.language = socket_language(self.scope)
         self.limits = LiveSettings.from_config()
         self.principal = principal = await from_scope(self.scope)
         if not await allows(read_check(), principal):
@@ -279,14 +282,15 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         group = live.group_name(("queue", slug))
         seen = self.delivered.get(group, 0)
         state, page, per_page = spec["state"], spec["page"], spec["per_page"]
-        order, kind = spec["order"], self.kind
+        order, kind, language = spec["order"], self.kind, self.language
 
         async def read() -> str:
             found = await job_page(QueueRef.from_slug(slug), state, page, per_page, order)
-            return live_render.list_html(slug, found, kind, PAGE_SIZES)
+            with translation.override(language):
+                return live_render.list_html(slug, found, kind, PAGE_SIZES)
 
         try:
-            key = (slug, state, page, per_page, order, kind)
+            key = (slug, state, page, per_page, order, kind, language)
             html = await shared_reads.list_reads().get(key, read)
         except SNAPSHOT_ERRORS:
             return  # the status message says when Redis is away; a bad spec shows nothing
@@ -302,7 +306,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         if self.delivered.get(group, 0) == seen:
             message = live_protocol.job_message(slug, job)
-            await self.send_json(live_render.render(message, self.kind))
+            with translation.override(self.language):
+                rendered = live_render.render(message, self.kind)
+            await self.send_json(rendered)
 
     async def _deliver(self, group: str, text: str) -> None:
         """A live message for this page (from the process's hub, already encoded)."""
@@ -315,7 +321,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = live.group_name(topic)
         if group not in self.groups_joined:
-            await fanout.hub().join(group, self._deliver, self.kind)
+            await fanout.hub().join(group, self._deliver, self.kind, self.language)
             self.groups_joined.add(group)
 
     async def _leave_all(self) -> None:

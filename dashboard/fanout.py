@@ -6,7 +6,7 @@ message grows with the square of the pages watching. Here each process joins the
 with one channel of its own, and hands each message to the pages of that process that watch
 the topic. The channel layer (in memory, or channels-redis between processes) carries a message
 once per process, however many pages are open; each process renders it once per kind of viewer
-(dashboard/live_render.py) and sends that text to every page of the kind.
+and page language (dashboard/live_render.py) and sends that text to every page of the kind.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.layers import get_channel_layer
+from django.utils import translation
 
 from dashboard import live_render
 from dashboard.viewer import ViewerKind
@@ -29,12 +30,15 @@ Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
 
 class Hub:
     def __init__(self) -> None:
-        self.members: dict[str, dict[Deliver, ViewerKind]] = {}
+        # Each member's viewer kind and page language: who may be sent which rendering.
+        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str]]] = {}
         self.channel: str | None = None
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
-    async def join(self, group: str, deliver: Deliver, kind: ViewerKind) -> None:
+    async def join(
+        self, group: str, deliver: Deliver, kind: ViewerKind, language: str = "en"
+    ) -> None:
         layer = get_channel_layer()
         if layer is None:
             return
@@ -45,7 +49,7 @@ class Hub:
             if group not in self.members:
                 self.members[group] = {}
                 await layer.group_add(group, self.channel)
-            self.members[group][deliver] = kind
+            self.members[group][deliver] = (kind, language)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -82,16 +86,18 @@ class Hub:
             if not members:
                 continue
             payload = message["payload"]
-            texts: dict[str, str] = {}
+            texts: dict[tuple[str, str], str] = {}
             variants: dict[ViewerKind, str] = {}
-            for deliver, kind in list(members.items()):
+            for deliver, (kind, language) in list(members.items()):
                 try:
                     key = variants.get(kind)
                     if key is None:
                         key = variants[kind] = live_render.variant(payload, kind)
-                    text = texts.get(key)
+                    text = texts.get((key, language))
                     if text is None:
-                        text = texts[key] = live_render.encode(payload, kind)
+                        with translation.override(language):
+                            text = live_render.encode(payload, kind)
+                        texts[(key, language)] = text
                     await deliver(group, text)
                 except Exception:  # one broken socket must not stop the others' updates
                     log.debug("live message not delivered", exc_info=True)

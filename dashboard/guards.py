@@ -11,6 +11,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard import audit, landing, lockout, notices
@@ -66,11 +67,12 @@ def _method_not_allowed(allowed: str) -> JsonResponse:
 
 
 def _refusal(principal: Principal) -> tuple[str, int]:
+    """Why a request is refused, in English (the API's words; pages translate them)."""
     if principal.bad_credentials:
-        return "Wrong username or password", 401
+        return gettext_noop("Wrong username or password"), 401
     if not principal.authenticated:
-        return "Authentication required", 401
-    return "Forbidden: this user may not do that", 403
+        return gettext_noop("Authentication required"), 401
+    return gettext_noop("Forbidden: this user may not do that"), 403
 
 
 def api_view(view: View) -> View:
@@ -118,7 +120,10 @@ def page_view(view: View) -> View:
             if status == 401 and not principal.bad_credentials:
                 return redirect_to_login(request.get_full_path())
             response = render(
-                request, "bullpen/error.html", {"message": message, "status": status}, status=status
+                request,
+                "bullpen/error.html",
+                {"message": gettext(message), "status": status},
+                status=status,
             )
             if status == 401:
                 response["WWW-Authenticate"] = REALM

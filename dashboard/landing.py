@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_lazy
 
 from dashboard import notices
 from queues.actions.result import ActionResult
@@ -25,46 +26,62 @@ from queues.keys import STATES
 # of one (pages escape it).
 _MAX_NAME = 80
 
+# Whole sentences, so that each language can order its words: job and queue names, ids and
+# counts are filled in.
 _JOB_DONE = {
-    "remove": "removed",
-    "retry": "retried",
-    "promote": "promoted",
-    "update-data": "data updated",
-    "add": "added",
+    "remove": gettext_lazy("Job %(job)s removed"),
+    "retry": gettext_lazy("Job %(job)s retried"),
+    "promote": gettext_lazy("Job %(job)s promoted"),
+    "update-data": gettext_lazy("Job %(job)s: data updated"),
+    "add": gettext_lazy("Job %(job)s added"),
 }
+_JOBS_REMOVED = ngettext_lazy("%(count)s job removed", "%(count)s jobs removed", "count")
+_JOBS_RETRIED = ngettext_lazy("%(count)s job retried", "%(count)s jobs retried", "count")
+_JOBS_PROMOTED = ngettext_lazy("%(count)s job promoted", "%(count)s jobs promoted", "count")
 _JOBS_DONE = {
-    "bulk-remove": "removed",
-    "remove-group": "removed",
-    "remove-matches": "removed",
-    "bulk-retry": "retried",
-    "retry-group": "retried",
-    "retry-all": "retried",
-    "retry-matches": "retried",
-    "bulk-promote": "promoted",
-    "promote-all": "promoted",
-    "promote-matches": "promoted",
+    "bulk-remove": _JOBS_REMOVED,
+    "remove-group": _JOBS_REMOVED,
+    "remove-matches": _JOBS_REMOVED,
+    "bulk-retry": _JOBS_RETRIED,
+    "retry-group": _JOBS_RETRIED,
+    "retry-all": _JOBS_RETRIED,
+    "retry-matches": _JOBS_RETRIED,
+    "bulk-promote": _JOBS_PROMOTED,
+    "promote-all": _JOBS_PROMOTED,
+    "promote-matches": _JOBS_PROMOTED,
 }
-_QUEUE_DONE = {"pause": "paused", "resume": "resumed", "obliterate": "obliterated"}
+_QUEUE_DONE = {
+    "pause": gettext_lazy("Queue %(queue)s paused"),
+    "resume": gettext_lazy("Queue %(queue)s resumed"),
+    "obliterate": gettext_lazy("Queue %(queue)s obliterated"),
+}
 
 
 def _concurrency_done(queue: str, detail: dict[str, Any]) -> str:
     concurrency = detail.get("concurrency")
     if concurrency is None:
-        return f"Queue {queue}: global concurrency removed"
-    return f"Queue {queue}: global concurrency set to {concurrency}"
+        return gettext("Queue %(queue)s: global concurrency removed") % {"queue": queue}
+    return gettext("Queue %(queue)s: global concurrency set to %(n)s") % {
+        "queue": queue,
+        "n": concurrency,
+    }
 
 
 def _rate_limit_done(queue: str, detail: dict[str, Any]) -> str:
     limit = detail.get("rateLimit")
     if not isinstance(limit, dict):
-        return f"Queue {queue}: rate limit removed"
-    return f"Queue {queue}: rate limit set to {limit.get('max')} per {limit.get('duration')} ms"
+        return gettext("Queue %(queue)s: rate limit removed") % {"queue": queue}
+    return gettext("Queue %(queue)s: rate limit set to %(max)s per %(duration)s ms") % {
+        "queue": queue,
+        "max": limit.get("max"),
+        "duration": limit.get("duration"),
+    }
 
 
 def _release_done(queue: str, detail: dict[str, Any]) -> str:
     if detail.get("released"):
-        return f"Queue {queue}: rate limit released"
-    return f"Queue {queue}: no rate limit was in force"
+        return gettext("Queue %(queue)s: rate limit released") % {"queue": queue}
+    return gettext("Queue %(queue)s: no rate limit was in force") % {"queue": queue}
 
 
 _LIMITS_DONE: dict[str, Callable[[str, dict[str, Any]], str]] = {
@@ -79,73 +96,131 @@ def _name(value: object) -> str:
     return text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
 
 
-def _jobs(count: int) -> str:
-    return f"{count} job" if count == 1 else f"{count} jobs"
+def _with_skipped(text: str, detail: dict[str, Any]) -> str:
+    skipped = [_name(slug) for slug in detail.get("skipped") or []]
+    if not skipped:
+        return text
+    return gettext("%(text)s; read-only, skipped: %(skipped)s") % {
+        "text": text,
+        "skipped": ", ".join(skipped),
+    }
 
 
 def confirmation(result: ActionResult) -> str:
-    """What the landing page says about ``result``, as plain text."""
-    action, detail = result.action, result.detail
+    """What the landing page says about ``result``, as plain text, in the page's language."""
+    action, detail, count = result.action, result.detail, result.count
     job = _name(result.job_ids[0]) if result.job_ids else ""
     queue = _name(result.queue or "")
+    scheduler = _name(detail.get("scheduler", ""))
     if action in _JOB_DONE and job:
-        verb = _JOB_DONE[action]
-        return f"Job {job} {verb}" if action != "update-data" else f"Job {job}: {verb}"
+        return str(_JOB_DONE[action]) % {"job": job}
     if action in _JOBS_DONE:
-        text = f"{_jobs(result.count)} {_JOBS_DONE[action]}"
+        text = _JOBS_DONE[action] % {"count": count}
         refused = detail.get("results") or {}
-        return f"{text}, {len(refused)} refused" if refused else text
+        if refused:
+            return gettext("%(text)s, %(refused)s refused") % {
+                "text": text,
+                "refused": len(refused),
+            }
+        return text
     if action in _QUEUE_DONE:
-        return f"Queue {queue} {_QUEUE_DONE[action]}"
+        return str(_QUEUE_DONE[action]) % {"queue": queue}
     if action == "duplicate":
-        return f"Job {job} duplicated as job {_name(detail.get('newJobId', '?'))}"
+        return gettext("Job %(job)s duplicated as job %(new)s") % {
+            "job": job,
+            "new": _name(detail.get("newJobId", "?")),
+        }
     if action == "priority":
-        return f"Job {job}: priority set to {detail.get('priority')}"
+        return gettext("Job %(job)s: priority set to %(priority)s") % {
+            "job": job,
+            "priority": detail.get("priority"),
+        }
     if action == "clean":
-        return f"{_jobs(result.count)} cleaned from {_name(detail.get('state', ''))}"
+        return ngettext(
+            "%(count)s job cleaned from %(state)s", "%(count)s jobs cleaned from %(state)s", count
+        ) % {"count": count, "state": _name(detail.get("state", ""))}
     if action == "empty":
-        return f"Queue {queue} emptied: {_jobs(result.count)} removed"
+        return ngettext(
+            "Queue %(queue)s emptied: %(count)s job removed",
+            "Queue %(queue)s emptied: %(count)s jobs removed",
+            count,
+        ) % {"queue": queue, "count": count}
     if action in _LIMITS_DONE:
         return _LIMITS_DONE[action](queue, detail)
     if action == "reschedule" and job:
-        return f"Job {job} rescheduled"
+        return gettext("Job %(job)s rescheduled") % {"job": job}
     if action == "remove-unprocessed-children" and job:
-        children = "child" if result.count == 1 else "children"
-        return f"Job {job}: {result.count} unprocessed {children} removed"
+        return ngettext(
+            "Job %(job)s: %(count)s unprocessed child removed",
+            "Job %(job)s: %(count)s unprocessed children removed",
+            count,
+        ) % {"job": job, "count": count}
     if action == "remove-scheduler":
-        return f"Job scheduler {_name(detail.get('scheduler', ''))} removed"
+        return gettext("Job scheduler %(scheduler)s removed") % {"scheduler": scheduler}
     if action == "upsert-scheduler":
-        verb = "created" if detail.get("created") else "updated"
-        return f"Job scheduler {_name(detail.get('scheduler', ''))} {verb}"
+        if detail.get("created"):
+            return gettext("Job scheduler %(scheduler)s created") % {"scheduler": scheduler}
+        return gettext("Job scheduler %(scheduler)s updated") % {"scheduler": scheduler}
     if action == "run-scheduler" and job:
-        return f"Job scheduler {_name(detail.get('scheduler', ''))} ran now: job {job} added"
-    if action in ("pause-all", "resume-all"):
-        verb = "paused" if action == "pause-all" else "resumed"
-        text = f"{result.count} queue{'' if result.count == 1 else 's'} {verb}"
-        skipped = [_name(slug) for slug in detail.get("skipped") or []]
-        return f"{text}; read-only, skipped: {', '.join(skipped)}" if skipped else text
+        return gettext("Job scheduler %(scheduler)s ran now: job %(job)s added") % {
+            "scheduler": scheduler,
+            "job": job,
+        }
+    if action == "pause-all":
+        text = ngettext("%(count)s queue paused", "%(count)s queues paused", count)
+        return _with_skipped(text % {"count": count}, detail)
+    if action == "resume-all":
+        text = ngettext("%(count)s queue resumed", "%(count)s queues resumed", count)
+        return _with_skipped(text % {"count": count}, detail)
     if action in ("group-pause", "group-resume", "group-retry"):
         return _group_done(result)
     if action == "replay":
-        return (
-            f"Dead letter {job} replayed: job {_name(detail.get('jobId', '?'))} of "
-            f"{_name(detail.get('queue', '?'))} {detail.get('how', 'replayed')}"
-        )
-    return f"Done: {_name(action)}"
+        return gettext("Dead letter %(job)s replayed: job %(new)s of %(queue)s %(how)s") % {
+            "job": job,
+            "new": _name(detail.get("jobId", "?")),
+            "queue": _name(detail.get("queue", "?")),
+            "how": _replay_how(str(detail.get("how", "replayed"))),
+        }
+    return gettext("Done: %(action)s") % {"action": _name(action)}
+
+
+def _replay_how(how: str) -> str:
+    """How a dead letter came back (words queues/ chooses, a machine's: translated here)."""
+    words = {
+        "re-added": gettext("re-added"),
+        "retried": gettext("retried"),
+        "replayed": gettext("replayed"),
+    }
+    return words.get(how, how)
 
 
 def _group_done(result: ActionResult) -> str:
     detail = result.detail
-    group = _name(detail.get("group", ""))
-    queues = detail.get("queues") or []
-    many = f"{len(queues)} queue{'' if len(queues) == 1 else 's'}"
+    queues = len(detail.get("queues") or [])
+    values: dict[str, object] = {
+        "group": _name(detail.get("group", "")),
+        "queues": queues,
+        "jobs": ngettext("%(count)s job", "%(count)s jobs", result.count) % {"count": result.count},
+    }
     if result.action == "group-retry":
-        text = f"Group {group}: retrying {_jobs(result.count)} failed in {many}"
+        text = ngettext(
+            "Group %(group)s: retrying %(jobs)s failed in %(queues)s queue",
+            "Group %(group)s: retrying %(jobs)s failed in %(queues)s queues",
+            queues,
+        )
+    elif result.action == "group-pause":
+        text = ngettext(
+            "Group %(group)s: %(queues)s queue paused",
+            "Group %(group)s: %(queues)s queues paused",
+            queues,
+        )
     else:
-        verb = "paused" if result.action == "group-pause" else "resumed"
-        text = f"Group {group}: {many} {verb}"
-    skipped = [_name(slug) for slug in detail.get("skipped") or []]
-    return f"{text}; read-only, skipped: {', '.join(skipped)}" if skipped else text
+        text = ngettext(
+            "Group %(group)s: %(queues)s queue resumed",
+            "Group %(group)s: %(queues)s queues resumed",
+            queues,
+        )
+    return _with_skipped(text % values, detail)
 
 
 def destination(result: ActionResult) -> str | None:

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import translation
+from django.utils.translation import gettext, ngettext
 
 STATUS = 429
 Answer = TypeVar("Answer", bound=HttpResponse)
@@ -32,16 +34,23 @@ def retry_after(request: HttpRequest) -> int | None:
 
 
 def message(seconds: int | None) -> str:
+    """The refusal in the active language (pages); the API answers in English."""
     if seconds is None:
-        return "Too many failed sign-ins: an administrator has to lift the lockout."
+        return gettext("Too many failed sign-ins: an administrator has to lift the lockout.")
+    if seconds < 60:
+        return gettext("Too many failed sign-ins: try again in %(n)s s.") % {"n": seconds}
     minutes = math.ceil(seconds / 60)
-    wait = f"{minutes} minute{'s' if minutes != 1 else ''}" if seconds >= 60 else f"{seconds} s"
-    return f"Too many failed sign-ins: try again in {wait}."
+    return ngettext(
+        "Too many failed sign-ins: try again in %(n)s minute.",
+        "Too many failed sign-ins: try again in %(n)s minutes.",
+        minutes,
+    ) % {"n": minutes}
 
 
 def json_answer(request: HttpRequest) -> JsonResponse:
     seconds = retry_after(request)
-    response = JsonResponse({"error": message(seconds)}, status=STATUS)
+    with translation.override(None):
+        response = JsonResponse({"error": message(seconds)}, status=STATUS)
     return _answered(request, response, seconds)
 
 

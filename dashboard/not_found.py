@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard.guards import api_view, json_error, page_view
@@ -16,7 +17,9 @@ from dashboard.guards import api_view, json_error, page_view
 
 @page_view
 async def _page(request: HttpRequest, rest: str) -> HttpResponse:
-    message = f"Nothing here: {request.path} is not a page of this dashboard."
+    message = gettext("Nothing here: %(path)s is not a page of this dashboard.") % {
+        "path": request.path
+    }
     return render(request, "bullpen/error.html", {"message": message, "status": 404}, status=404)
 
 

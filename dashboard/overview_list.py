@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
+from django.utils.translation import gettext_lazy
+
 from queues.conf import get_config
 from queues.dead_letters import is_dead_letter_queue
 from queues.keys import STATES
@@ -26,20 +28,20 @@ SORTS = ("name", *COLUMNS)
 GROUPINGS = ("", "head", "tail", "prefix")
 # What the grouping menu says; "{d}" is the delimiter.
 GROUPING_LABELS = (
-    ("", "No groups"),
-    ("head", "Group by the part before “{d}”"),
-    ("tail", "Group by the part after “{d}”"),
-    ("prefix", "Group by key prefix"),
+    ("", gettext_lazy("No groups")),
+    ("head", gettext_lazy("Group by the part before “{d}”")),
+    ("tail", gettext_lazy("Group by the part after “{d}”")),
+    ("prefix", gettext_lazy("Group by key prefix")),
 )
 # What the order menu offers (the column headings offer the rest).
 SORT_CHOICES = (
-    ("name", "Name A to Z"),
-    ("-name", "Name Z to A"),
-    ("-failed", "Most failed"),
-    ("-waiting", "Most waiting"),
-    ("-active", "Most active"),
-    ("-delayed", "Most delayed"),
-    ("-completed", "Most completed"),
+    ("name", gettext_lazy("Name A to Z")),
+    ("-name", gettext_lazy("Name Z to A")),
+    ("-failed", gettext_lazy("Most failed")),
+    ("-waiting", gettext_lazy("Most waiting")),
+    ("-active", gettext_lazy("Most active")),
+    ("-delayed", gettext_lazy("Most delayed")),
+    ("-completed", gettext_lazy("Most completed")),
 )
 PER_PAGE_CHOICES = (25, 50, 100, 200, 500)
 DEFAULT_PER_PAGE = 100

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
@@ -15,6 +16,7 @@ from dashboard.job_view import dead_letter_context, page_context, shown
 from dashboard.overview_list import COLUMNS, GROUPING_LABELS, PER_PAGE_CHOICES, SORT_CHOICES
 from dashboard.overview_page import read_listing
 from dashboard.serializers import queue_json
+from dashboard.state_labels import state_label
 from dashboard.viewer import can_act_on, sign_kind, viewer_kind
 from queues.conf import default_prefix, get_config
 from queues.counts import summary
@@ -30,10 +32,14 @@ STATE_TABS = [s for s in STATES if s != "paused"]
 
 def _sort_choices(current: str) -> list[tuple[str, str]]:
     """The order menu, holding the current order even when a column heading chose it."""
-    choices = list(SORT_CHOICES)
+    choices: list[tuple[str, str]] = [(key, str(label)) for key, label in SORT_CHOICES]
     if current not in dict(choices):
-        way = "fewest" if not current.startswith("-") else "most"
-        choices.append((current, f"{way.capitalize()} {current.lstrip('-')}"))
+        state = state_label(current.lstrip("-"))
+        if current.startswith("-"):
+            label = gettext("Most %(state)s") % {"state": state}
+        else:
+            label = gettext("Fewest %(state)s") % {"state": state}
+        choices.append((current, label))
     return choices
 
 

@@ -45,6 +45,9 @@ DEFAULTS: dict[str, Any] = {
     "DEFAULT_PAGE_SIZE": 50,
     # Path of the live websocket (dashboard.routing.websocket_urlpatterns mounts it).
     "WEBSOCKET_PATH": "/ws/bullpen/",
+    # The header's language menu, shown where the site routes Django's set_language view;
+    # False hides it (the site chooses the language its own way).
+    "LANGUAGE_SWITCHER": True,
     # Live updates (queues/follower.py): seconds between count re-reads of a busy queue, the
     # slow full refresh, and the prefix of Bullpen's own keys (the live lease, watcher lists).
     "LIVE": {},  # overrides of queues.follower.LiveSettings (documented in docs/configuration.md)

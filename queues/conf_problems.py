@@ -171,6 +171,8 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
         bad("LIVE_KEY_PREFIX", "must be a non-empty string")
     if not isinstance(config["READ_ONLY"], bool):
         bad("READ_ONLY", "must be True or False")
+    if not isinstance(config["LANGUAGE_SWITCHER"], bool):
+        bad("LANGUAGE_SWITCHER", "must be True or False")
     path = config["WEBSOCKET_PATH"]
     if not isinstance(path, str) or not path.startswith("/") or not path.endswith("/"):
         bad("WEBSOCKET_PATH", "must be a path starting and ending with '/'")

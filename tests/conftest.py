@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from django.test import AsyncClient, override_settings
 
+from build_catalogs import compile_catalogs
 from queues import connection, failure_groups
 from queues.actions import handles
 from tests import module_state
@@ -43,6 +44,11 @@ REAL_PARTS = (
 )
 # What a unit test's Bullpen points at: nothing listens there, so a stray read fails at once.
 NO_REDIS = "redis://127.0.0.1:1/0"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Pages read compiled translation catalogs; a fresh clone has only their sources (.po).
+    compile_catalogs()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -24,6 +24,7 @@ HOST = ROOT / "tests" / "host_site"
 # stale files there would end up in later wheels.
 BUILD_INPUTS = (
     "pyproject.toml",
+    "build_catalogs.py",
     "README.md",
     "MANIFEST.in",
     "dashboard",

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from django import template
-from django.template.defaultfilters import pluralize
 from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils import dateformat
+from django.utils.formats import get_format, number_format
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext, pgettext
 
 from dashboard import alert_messages
 from dashboard.converters import NameConverter
@@ -41,6 +43,11 @@ def _as_datetime(ms: Any) -> datetime | None:
         return None
 
 
+def _unit(unit: str) -> str:
+    """A time unit's short form in the page's language (app.js gets the same words)."""
+    return pgettext("time unit", unit)
+
+
 def relative(ms: float, now_ms: float) -> str:
     seconds = (now_ms - ms) / 1000
     future = seconds < 0
@@ -48,8 +55,22 @@ def relative(ms: float, now_ms: float) -> str:
     for size, unit in ((86400, "d"), (3600, "h"), (60, "min"), (1, "s")):
         if seconds >= size or unit == "s":
             amount = int(seconds // size)
-            return f"in {amount} {unit}" if future else f"{amount} {unit} ago"
+            pattern = gettext("in {n} {unit}") if future else gettext("{n} {unit} ago")
+            return pattern.format(n=amount, unit=_unit(unit))
     return ""
+
+
+# How English writes a moment (Django's date format letters); other languages choose theirs.
+ISO_FORMAT = "Y-m-d H:i:s"
+
+
+def _absolute(moment: datetime) -> str:
+    """The moment to the millisecond, in UTC, as the page's language writes dates."""
+    pattern = pgettext("timestamp format", "Y-m-d H:i:s")
+    millis = f"{moment.microsecond // 1000:03d}"
+    if pattern == ISO_FORMAT:  # the common case, kept cheap for long lists
+        return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{millis} UTC"
+    return f"{dateformat.format(moment, pattern)}{get_format('DECIMAL_SEPARATOR')}{millis} UTC"
 
 
 @register.filter
@@ -58,7 +79,7 @@ def timestamp(ms: Any) -> SafeString:
     moment = _as_datetime(ms)
     if moment is None:
         return format_html('<span class="muted">{}</span>', "—" if ms in (None, "") else str(ms))
-    absolute = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+    absolute = _absolute(moment)
     rel = relative(float(ms), time.time() * 1000)
     # Every part is made here from a number, so there is nothing to escape: plain formatting
     # keeps this cheap for lists that show three times per row.
@@ -75,10 +96,10 @@ def duration(ms: Any) -> str:
     if ms < 1000:
         return f"{int(ms)} ms"
     if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
+        return f"{number_format(ms / 1000, 1)} {_unit('s')}"
     if ms < 3_600_000:
-        return f"{int(ms // 60_000)} min {int(ms % 60_000 // 1000)} s"
-    return f"{int(ms // 3_600_000)} h {int(ms % 3_600_000 // 60_000)} min"
+        return f"{int(ms // 60_000)} {_unit('min')} {int(ms % 60_000 // 1000)} {_unit('s')}"
+    return f"{int(ms // 3_600_000)} {_unit('h')} {int(ms % 3_600_000 // 60_000)} {_unit('min')}"
 
 
 @register.filter
@@ -87,12 +108,12 @@ def seconds_span(seconds: Any) -> str:
     if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0:
         return "—"
     if seconds < 60:
-        return f"{seconds} s"
+        return f"{seconds} {_unit('s')}"
     if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
+        return f"{seconds // 60} {_unit('min')} {seconds % 60} {_unit('s')}"
     if seconds < 86400:
-        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
-    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+        return f"{seconds // 3600} {_unit('h')} {seconds % 3600 // 60} {_unit('min')}"
+    return f"{seconds // 86400} {_unit('d')} {seconds % 86400 // 3600} {_unit('h')}"
 
 
 @register.filter
@@ -157,18 +178,24 @@ def _tree(value: Any, depth: int) -> SafeString:
         ),
     )
     more = (
-        format_html('<li class="muted">… {} more</li>', len(items) - len(shown))
+        format_html(
+            '<li class="muted">{}</li>',
+            gettext("… %(n)s more") % {"n": len(items) - len(shown)},
+        )
         if len(items) > len(shown)
         else ""
     )
+    if isinstance(value, dict):
+        size = ngettext("%(n)s key", "%(n)s keys", len(items)) % {"n": len(items)}
+    else:
+        size = ngettext("%(n)s item", "%(n)s items", len(items)) % {"n": len(items)}
     brackets = ("{", "}") if isinstance(value, dict) else ("[", "]")
     return format_html(
-        '<details class="j-node"{}><summary>{} <span class="muted">{} {}</span></summary>'
+        '<details class="j-node"{}><summary>{} <span class="muted">{}</span></summary>'
         "<ul>{}{}</ul>{}</details>",
         mark_safe(" open") if depth < 2 else "",
         brackets[0],
-        len(items),
-        ("key" if isinstance(value, dict) else "item") + pluralize(len(items)),
+        size,
         rows,
         more,
         brackets[1],
@@ -319,10 +346,15 @@ def succeeded_on(job: Any) -> str:
     made = job.get("attemptsMade")
     opts = job.get("opts")
     allowed = opts.get("attempts") if isinstance(opts, dict) else None
-    attempt = f"attempt {made}" if isinstance(made, int) and made > 0 else "a later attempt"
-    if isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0:
-        attempt += f" of {allowed}"
-    return f"succeeded on {attempt}"
+    limited = isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0
+    if not (isinstance(made, int) and made > 0):
+        return gettext("succeeded on a later attempt")
+    if limited:
+        return gettext("succeeded on attempt %(made)s of %(allowed)s") % {
+            "made": made,
+            "allowed": allowed,
+        }
+    return gettext("succeeded on attempt %(made)s") % {"made": made}
 
 
 @register.filter

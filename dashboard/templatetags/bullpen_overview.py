@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.formats import number_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext, ngettext
 
 from dashboard.overview_list import ListQuery
+from dashboard.state_labels import state_label
 from dashboard.templatetags.bullpen import visible_text
 
 register = template.Library()
@@ -30,12 +33,12 @@ def sort_link(query: ListQuery, key: str, label: str) -> SafeString:
             'hx-push-url="true" data-sort="{}">{}</a>',
             params, params, key, label,
         )  # fmt: skip
-    way = "descending" if query.descending else "ascending"
+    way = gettext("sorted descending") if query.descending else gettext("sorted ascending")
     arrow = "▼" if query.descending else "▲"
     return format_html(
         '<a href="?{}" hx-get="?{}" hx-target="#overview-list" hx-swap="outerHTML" '
         'hx-push-url="true" data-sort="{}" class="sorted">{} <span aria-hidden="true">{}</span>'
-        '<span class="visually-hidden">, sorted {}</span></a>',
+        '<span class="visually-hidden">, {}</span></a>',
         params, params, key, label, arrow, way,
     )  # fmt: skip
 
@@ -53,19 +56,21 @@ def state_cells(queue: dict[str, Any], queue_url: str, states: tuple[str, ...]) 
     in step when a live update changes the count."""
     counts = queue["counts"]
     name = visible_text(queue["displayName"])
+    labels = {state: state_label(state) for state in states}
     return format_html_join(
         "\n      ",
-        '<td class="num state-{}{}" data-state="{}">'
+        '<td class="num state-{}{}" data-state="{}" data-state-label="{}">'
         '<a href="{}?state={}" aria-label="{}">{}</a></td>',
         (
             (
                 state,
                 "" if counts.get(state) else " zero",
                 state,
+                labels[state],
                 queue_url,
                 state,
                 count_label(counts.get(state, 0), state, name),
-                counts.get(state, 0),
+                number_format(counts.get(state, 0), force_grouping=True),
             )
             for state in states
         ),
@@ -74,5 +79,5 @@ def state_cells(queue: dict[str, Any], queue_url: str, states: tuple[str, ...]) 
 
 def count_label(count: int, state: str, queue_name: str) -> str:
     """What a count link says to a screen reader (app.js builds the same words)."""
-    jobs = "job" if count == 1 else "jobs"
-    return f"{count} {state.replace('-', ' ')} {jobs} in {queue_name}"
+    words = ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", count)
+    return words.format(n=count, state=state_label(state).replace("-", " "), queue=queue_name)

@@ -42,9 +42,16 @@
     box.dataset.state = s.state;
     box.querySelector("progress").value = total ? Math.round(100 * s.done / total) : (over ? 100 : 0);
     box.querySelector(".label").textContent =
-      over && s.text ? s.text : s.action + ": " + s.done + " of " + total;
+      over && s.text ? s.text : words("progress", "{action}: {done} of {total}", { action: s.action, done: s.done, total: total });
     var cancel = box.querySelector(".bulk-cancel");
     if (cancel) cancel.hidden = over;
+  }
+
+  // The page's words (app.js reads them from the page), English without app.js.
+  function words(key, english, values) {
+    if (window.bullpenSay) return window.bullpenSay(key, english, values);
+    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
+    return english;
   }
 
   function toast(text, isError) {
@@ -102,7 +109,8 @@
       window.bullpenLiveWatch({ watch: "queue", queue: s.queue, state: "waiting", page: 1, per_page: 10, order: "desc" });
     }
     showBar(s);
-    toast(s.action + ": started, " + s.total + " job" + (s.total === 1 ? "" : "s"), false);
+    toast(words("started", s.total === 1 ? "{action}: started, {n} job" : "{action}: started, {n} jobs",
+      { action: s.action, n: s.total }), false);
     if (finals[s.id]) end(finals[s.id]);
     else poll(s.id);
   });

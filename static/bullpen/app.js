@@ -4,6 +4,23 @@
 (function () {
   "use strict";
 
+  // The page's words (data-text on <body>, in the page's language), English without them;
+  // names in braces are filled in from values. With a count (values.n), the form for it.
+  function say(key, english, values) {
+    var words = {};
+    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
+    values = values || {};
+    var text = words[key] || english;
+    if (typeof values.n === "number" && words[key + "_one"]) {
+      var form = new Intl.PluralRules(document.documentElement.lang || "en").select(values.n);
+      text = words[key + "_" + form] || words[key + "_other"];
+    }
+    Object.keys(values).forEach(function (name) { text = text.split("{" + name + "}").join(values[name]); });
+    return text;
+  }
+  window.bullpenSay = say;
+
+  // As the server writes them (dashboard/templatetags/bullpen.py): "3 min ago", "in 2 h".
   function relative(ms) {
     var seconds = (Date.now() - ms) / 1000;
     var future = seconds < 0;
@@ -12,7 +29,8 @@
     for (var i = 0; i < units.length; i++) {
       if (seconds >= units[i][0] || units[i][1] === "s") {
         var amount = Math.floor(seconds / units[i][0]);
-        return future ? "in " + amount + " " + units[i][1] : amount + " " + units[i][1] + " ago";
+        var pattern = future ? say("in", "in {n} {unit}") : say("ago", "{n} {unit} ago");
+        return pattern.replace("{n}", amount).replace("{unit}", say(units[i][1], units[i][1]));
       }
     }
     return "";
@@ -55,7 +73,7 @@
     var source = document.getElementById(button.dataset.copyTarget);
     if (!source) return;
     var text = JSON.stringify(JSON.parse(source.textContent), null, 2);
-    var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy as JSON"; }, 1500); };
+    var done = function () { button.textContent = say("copied", "Copied"); setTimeout(function () { button.textContent = say("copy_json", "Copy as JSON"); }, 1500); };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done);
     } else {
@@ -77,11 +95,11 @@
   }
   document.addEventListener("htmx:beforeRequest", function (event) {
     var verb = event.detail.requestConfig && event.detail.requestConfig.verb;
-    if (verb && verb !== "get") toast("Working…", false);
+    if (verb && verb !== "get") toast(say("working", "Working…"), false);
   });
   document.addEventListener("htmx:responseError", function (event) {
     var xhr = event.detail.xhr;
-    var message = "Failed (" + xhr.status + ")";
+    var message = say("failed_status", "Failed ({status})", { status: xhr.status });
     try { message = JSON.parse(xhr.responseText).error || message; } catch (e) { /* not JSON */ }
     toast(message, true);
   });
@@ -196,15 +214,38 @@
 (function () {
   "use strict";
 
-  var WORDS = /^\d+ (.*?) jobs? in /;
+  var ONE = "{n} {state} job in {queue}", OTHER = "{n} {state} jobs in {queue}";
+
+  // The label's forms in the page's language (data-text on <body>), as the server wrote them.
+  function forms() {
+    var words = {};
+    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
+    return [words.count_label_one || ONE, words.count_label_other || OTHER];
+  }
+
+  // The state and queue a label names, read back through the form that wrote it.
+  function parts(label, form) {
+    var names = [];
+    var pattern = form.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(n|state|queue)\}/g, function (all, name) {
+      names.push(name);
+      return name === "n" ? "\\d+" : name === "queue" ? "(.*)" : "(.*?)";
+    });
+    var match = new RegExp("^" + pattern + "$").exec(label);
+    if (!match) return null;
+    var found = {};
+    names.filter(function (name) { return name !== "n"; }).forEach(function (name, i) { found[name] = match[i + 1]; });
+    return found;
+  }
 
   function relabel(link) {
     var label = link.getAttribute("aria-label");
-    var count = link.textContent.trim();
-    if (!label || !/^\d+$/.test(count)) return;
-    var fresh = label.replace(WORDS, function (all, state) {
-      return count + " " + state + (count === "1" ? " job" : " jobs") + " in ";
-    });
+    var n = Number(link.textContent.replace(/\D/g, ""));
+    if (!label || !/\d/.test(link.textContent)) return;
+    var both = forms();
+    var found = parts(label, both[0]) || parts(label, both[1]);
+    if (!found) return;
+    var form = new Intl.PluralRules(document.documentElement.lang || "en").select(n) === "one" ? both[0] : both[1];
+    var fresh = form.split("{n}").join(n).split("{state}").join(found.state).split("{queue}").join(found.queue);
     if (fresh !== label) link.setAttribute("aria-label", fresh);
   }
 
@@ -432,7 +473,7 @@
         select.value = DEFAULTS[select.dataset.pref] || "";
       });
       openJson(document);
-      if (window.bullpenToast) window.bullpenToast("Preferences forgotten", false);
+      if (window.bullpenToast) window.bullpenToast(JSON.parse(document.body.dataset.text || "{}").prefs_forgotten || "Preferences forgotten", false);
     }
   });
   window.bullpenShowShortcuts = showDialog;

@@ -21,6 +21,24 @@
 
   function statusEl() { return document.getElementById("live-status"); }
 
+  // The page's words for what this script writes (rendered by the server in the page's
+  // language, data-text on <body>), English when a page has none.
+  function say(key, english, values) {
+    var words = {};
+    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
+    var text = words[key] || english;
+    Object.keys(values || {}).forEach(function (name) { text = text.split("{" + name + "}").join(values[name]); });
+    return text;
+  }
+
+  // Counts grouped as the page's language writes them (12,345 / 12.345), as the server does.
+  var numbers = null;
+  function count(n) {
+    if (typeof n !== "number") return n;
+    if (!numbers) numbers = new Intl.NumberFormat(document.documentElement.lang || "en");
+    return numbers.format(n);
+  }
+
   function setStatus(state, text) {
     var el = statusEl();
     if (!el) return;
@@ -59,8 +77,10 @@
 
   function connect() {
     var path = document.body.dataset.wsPath || "/ws/bullpen/";
-    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
-    setStatus("connecting", retry ? "reconnecting…" : "connecting…");
+    // The page's language: live parts are rendered in it, as the page was.
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path
+      + (path.indexOf("?") === -1 ? "?" : "&") + "lang=" + encodeURIComponent(document.documentElement.lang || "");
+    setStatus("connecting", retry ? say("reconnecting", "reconnecting…") : say("connecting", "connecting…"));
     socket = new WebSocket(url);
     socket.onopen = function () {
       // subscribe(true) reads everything again; the server's first message, its status, ungreys.
@@ -74,15 +94,15 @@
     socket.onclose = function (event) {
       socket = null;
       if (signedOut || event.code === SIGNED_OUT) {
-        if (!signedOut) showSignedOut(event.reason || "signed out");
+        if (!signedOut) showSignedOut(event.reason || say("signed_out", "signed out"));
         return;
       }
       retry += 1;
       // Nothing reaches a closed socket: grey the figures until the server speaks again.
       stale = true;
-      markStale(true, "Connection to the server lost: the figures may be out of date");
+      markStale(true, say("connection_lost", "Connection to the server lost: the figures may be out of date"));
       var delay = Math.min(10000, 500 * Math.pow(2, Math.min(retry, 5))) * (0.75 + Math.random() / 2);
-      setStatus("reconnecting", "reconnecting…");
+      setStatus("reconnecting", say("reconnecting", "reconnecting…"));
       setTimeout(connect, delay);
     };
   }
@@ -92,7 +112,7 @@
     document.body.classList.toggle("stale", on);
     if (el) el.setAttribute("aria-busy", on ? "true" : "false");
     var status = statusEl();
-    if (status) status.title = on ? why : "Live updates";
+    if (status) status.title = on ? why : say("live_updates", "Live updates");
   }
 
   function showSignedOut(text) {
@@ -106,8 +126,8 @@
     var silent = Date.now() - lastBeat;
     if (silent > STALE_AFTER_MS && !stale) {
       stale = true;
-      setStatus("stale", "stale");
-      markStale(true, "No live update for " + Math.round(silent / 1000) + " s: the figures may be out of date");
+      setStatus("stale", say("stale", "stale"));
+      markStale(true, say("silent", "No live update for {n} s: the figures may be out of date", { n: Math.round(silent / 1000) }));
     }
   }
 
@@ -120,15 +140,15 @@
       redisState = message.redis;
       lastBeat = Date.now();
       stale = false;
-      markStale(message.redis === "down", message.detail ? "Redis unreachable: " + message.detail : "Redis unreachable");
-      if (message.redis === "down") setStatus("down", "Redis unreachable");
-      else setStatus("live", "live");
+      markStale(message.redis === "down", message.detail ? say("redis_down_detail", "Redis unreachable: {detail}", { detail: message.detail }) : say("redis_down", "Redis unreachable"));
+      if (message.redis === "down") setStatus("down", say("redis_down", "Redis unreachable"));
+      else setStatus("live", say("live", "live"));
       if (message.redis === "ok" && wasStale) subscribe(true);  // read again what was missed
       if (message.redis === "ok" && main() && main().dataset.outage) recover();
       else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
-    if (redisState === "ok" && !stale) setStatus("live", "live");
+    if (redisState === "ok" && !stale) setStatus("live", say("live", "live"));
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") {
       // One look for the overview's rows per message, not one per queue (thousands at first).
@@ -201,7 +221,8 @@
   }
 
   function setText(el, text) {
-    if (el && el.textContent !== String(text)) { el.textContent = text; flash(el); }
+    text = String(count(text));
+    if (el && el.textContent !== text) { el.textContent = text; flash(el); }
   }
 
   // ---- counts ---------------------------------------------------------------------------------
@@ -214,7 +235,8 @@
       });
       if (watch.state in queue.counts) {
         var before = document.querySelector('.total[data-state="' + watch.state + '"]');
-        var changed = before && before.textContent !== String(queue.counts[watch.state]);
+        var changed = before && before.dataset.count !== String(queue.counts[watch.state]);
+        if (before) before.dataset.count = queue.counts[watch.state];
         setText(before, queue.counts[watch.state]);
         var pages = Math.max(1, Math.ceil(queue.counts[watch.state] / (watch.per_page || 50)));
         setText(document.querySelector(".pager .pages"), pages);
@@ -277,8 +299,8 @@
     row.querySelectorAll("td[data-state]").forEach(function (cell) {
       var n = queue.counts[cell.dataset.state] || 0;
       var link = cell.querySelector("a");
-      if (link && link.textContent !== String(n)) {
-        link.textContent = n;
+      if (link && link.textContent !== String(count(n))) {
+        link.textContent = count(n);
         cell.classList.toggle("zero", !n);
         flash(cell);
       }
@@ -355,7 +377,7 @@
   }
 
   function expectedRows(watch) {
-    var total = Number((document.querySelector('.total[data-state="' + watch.state + '"]') || {}).textContent);
+    var total = Number(((document.querySelector('.total[data-state="' + watch.state + '"]') || {}).dataset || {}).count);
     if (!isFinite(total)) return null;
     var perPage = watch.per_page || 50;
     return Math.max(0, Math.min(perPage, total - ((watch.page || 1) - 1) * perPage));
@@ -468,7 +490,7 @@
     var watch = spec();
     if (watch.watch !== "job" || watch.queue !== message.queue || watch.id !== message.id) return;
     var before = document.getElementById("job-state");
-    var changed = before && before.textContent !== message.state;
+    var changed = before && !before.classList.contains("state-" + message.state);
     swapById(message.html);
     if (changed) flash(document.getElementById("job-state"));
   }
@@ -501,7 +523,7 @@
     box.hidden = false;
     var pct = message.total ? Math.round(100 * message.done / message.total) : 100;
     box.querySelector("progress").value = pct;
-    box.querySelector(".label").textContent = message.action + ": " + message.done + " of " + message.total;
+    box.querySelector(".label").textContent = say("progress", "{action}: {done} of {total}", { action: message.action, done: count(message.done), total: count(message.total) });
   }
 
   // ---- a page that could not be read while Redis was away ------------------------------------

@@ -24,16 +24,23 @@
     };
   }
 
+  // The page's words (app.js reads them from the page), English without app.js.
+  function say(key, english, values) {
+    if (window.bullpenSay) return window.bullpenSay(key, english, values);
+    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
+    return english;
+  }
+
   function progressText(item) {
-    var text = "scanned " + item.scanned + " of " + item.total + ", " + item.matched +
-      (item.matched === 1 ? " match" : " matches");
+    var text = say("scanned", item.matched === 1 ? "scanned {scanned} of {total}, {n} match" :
+      "scanned {scanned} of {total}, {n} matches", { scanned: item.scanned, total: item.total, n: item.matched });
     if (item.skipped) {
-      text += ", " + item.skipped + (item.skipped === 1 ? " job" : " jobs") +
-        " skipped (data not readable as JSON)";
+      text += say("skipped", item.skipped === 1 ? ", {n} job skipped (data not readable as JSON)" :
+        ", {n} jobs skipped (data not readable as JSON)", { n: item.skipped });
     }
     if (!item.done) return text + "…";
-    if (item.full) return text + " (the first " + item.matched + " shown: narrow the search for others)";
-    return item.scanned < item.total ? text + " (the search stops at this many jobs)" : text;
+    if (item.full) return text + say("search_full", " (the first {n} shown: narrow the search for others)", { n: item.matched });
+    return item.scanned < item.total ? text + say("search_capped", " (the search stops at this many jobs)") : text;
   }
 
   function recordQuery(state, query) {
@@ -100,7 +107,7 @@
     parts.query.textContent = query;
     parts.section.hidden = false;
     parts.cancel.hidden = false;
-    parts.progress.textContent = "searching…";
+    parts.progress.textContent = say("searching", "searching…");
     recordQuery(form.dataset.state, query);
     var url = form.dataset.searchUrl + "?" +
       new URLSearchParams({
@@ -113,7 +120,7 @@
       });
       if (!response.ok) {
         var problem = await response.json().catch(function () { return {}; });
-        parts.progress.textContent = problem.error || "search failed (" + response.status + ")";
+        parts.progress.textContent = problem.error || say("search_failed_status", "search failed ({status})", { status: response.status });
         return;
       }
       var reader = response.body.getReader();
@@ -135,12 +142,12 @@
           else if (item.type === "error") error = item.error;
         });
         if (html) insertRows(parts.body, html);
-        if (error) parts.progress.textContent = "search failed: " + error;
+        if (error) parts.progress.textContent = say("search_failed", "search failed: {error}", { error: error });
         else if (search.last) parts.progress.textContent = progressText(search.last);
       }
       if (search.last && search.last.done) parts.none.hidden = parts.body.rows.length > 0;
     } catch (error) {
-      if (!search.stopped) parts.progress.textContent = "search failed: " + error.message;
+      if (!search.stopped) parts.progress.textContent = say("search_failed", "search failed: {error}", { error: error.message });
     } finally {
       if (current === search) {
         current = null;
