@@ -274,10 +274,11 @@ def trend_spark(trend: Trend | None, width: int = 96, height: int = 18) -> SafeS
     points = trend.buckets()
     peak = max(points)
     top = max(1, peak)
-    label = (
-        f"{trend.total} failure{pluralize(trend.total)} in the last day, "
-        f"at most {peak} in a quarter hour"
-    )
+    label = ngettext(
+        "%(total)s failure in the last day, at most %(peak)s in a quarter hour",
+        "%(total)s failures in the last day, at most %(peak)s in a quarter hour",
+        trend.total,
+    ) % {"total": trend.total, "peak": peak}
     return format_html(
         '<svg class="spark trend" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
         'aria-label="{}"><title>{}</title>'
