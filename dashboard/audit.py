@@ -30,14 +30,18 @@ async def record(
     status: int,
     error: str = "",
     detail: dict[str, Any] | None = None,
+    refused: bool = False,
 ) -> None:
+    """One row; ``refused``: a refusal whatever its status (a hidden queue answers 404)."""
     ids = list(job_ids or [])
     extra = dict(detail or {})
     if len(ids) > _MAX_IDS:
         extra["jobIdsOmitted"] = len(ids) - _MAX_IDS
         ids = ids[:_MAX_IDS]
     _add_forwarded_for(request, extra)
-    if status < 300:
+    if refused:
+        result = AuditEntry.Result.REFUSED
+    elif status < 300:
         result = AuditEntry.Result.OK
     elif status in (401, 403, 405, 409, 429):
         result = AuditEntry.Result.REFUSED

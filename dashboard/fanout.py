@@ -6,35 +6,49 @@ message grows with the square of the pages watching. Here each process joins the
 with one channel of its own, and hands each message to the pages of that process that watch
 the topic. The channel layer (in memory, or channels-redis between processes) carries a message
 once per process, however many pages are open; each process renders it once per kind of viewer
-(dashboard/live_render.py) and sends that text to every page of the kind.
+(dashboard/live_render.py) and sends that text to every page of the kind. With QUEUE_ACCESS,
+a message is first narrowed once per audience (pages whose users see the same queues).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from channels.layers import get_channel_layer
 
 from dashboard import live_render
+from dashboard.queue_access import EVERYTHING, QueueAccess
 from dashboard.viewer import ViewerKind
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.live_protocol import LiveMessage
 
 log = logging.getLogger("bullpen.live")
 
 Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
+AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
+
+
+def everything() -> QueueAccess:
+    return EVERYTHING
 
 
 class Hub:
     def __init__(self) -> None:
-        self.members: dict[str, dict[Deliver, ViewerKind]] = {}
+        self.members: dict[str, dict[Deliver, tuple[ViewerKind, AccessOf]]] = {}
         self.channel: str | None = None
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
-    async def join(self, group: str, deliver: Deliver, kind: ViewerKind) -> None:
+    async def join(
+        self,
+        group: str,
+        deliver: Deliver,
+        kind: ViewerKind,
+        access_of: AccessOf = lambda: EVERYTHING,
+    ) -> None:
         layer = get_channel_layer()
         if layer is None:
             return
@@ -45,7 +59,7 @@ class Hub:
             if group not in self.members:
                 self.members[group] = {}
                 await layer.group_add(group, self.channel)
-            self.members[group][deliver] = kind
+            self.members[group][deliver] = (kind, access_of)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -82,16 +96,24 @@ class Hub:
             if not members:
                 continue
             payload = message["payload"]
-            texts: dict[str, str] = {}
-            variants: dict[ViewerKind, str] = {}
-            for deliver, kind in list(members.items()):
+            narrowed: dict[Hashable, LiveMessage | None] = {}
+            texts: dict[tuple[Hashable, str], str] = {}
+            variants: dict[tuple[Hashable, ViewerKind], str] = {}
+            for deliver, (kind, access_of) in list(members.items()):
                 try:
-                    key = variants.get(kind)
+                    access = access_of()
+                    audience = access.audience
+                    if audience not in narrowed:
+                        narrowed[audience] = live_render.seen_by(payload, access)
+                    seen = narrowed[audience]
+                    if seen is None:
+                        continue
+                    key = variants.get((audience, kind))
                     if key is None:
-                        key = variants[kind] = live_render.variant(payload, kind)
-                    text = texts.get(key)
+                        key = variants[audience, kind] = live_render.variant(seen, kind)
+                    text = texts.get((audience, key))
                     if text is None:
-                        text = texts[key] = live_render.encode(payload, kind)
+                        text = texts[audience, key] = live_render.encode(seen, kind)
                     await deliver(group, text)
                 except Exception:  # one broken socket must not stop the others' updates
                     log.debug("live message not delivered", exc_info=True)
