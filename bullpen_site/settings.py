@@ -4,12 +4,12 @@ Environment: REDIS_URL (redis://, rediss://, unix://, or a Sentinel-watched mast
 redis+sentinel://host:26379,host:26379/<service>), BULLMQ_PREFIX, DASHBOARD_USERNAME,
 DASHBOARD_PASSWORD, SECRET_KEY (else one made into var/secret_key), DEBUG, ALLOWED_HOSTS,
 CSRF_TRUSTED_ORIGINS (origins, whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1:
-HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS (0:
-not for subdomains), BULLPEN_HSTS_PRELOAD), BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
-READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read even
-with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running several server
-processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply, comma-separated),
-METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
+HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS (0: not
+for subdomains), BULLPEN_HSTS_PRELOAD), BULLPEN_DB (SQLite file for the audit log),
+BULLPEN_READ_ONLY, READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1:
+anyone may read even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when
+running several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
+comma-separated), METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
 Per-queue access (bullpen_site/env_access.py): DASHBOARD_USERS (more basic-auth users,
 "name:password", whitespace-separated), BASIC_AUTH_SCOPES ("alice=tenant42,billing bob=ops"),
 QUEUE_ACCESS (the BULLPEN["QUEUE_ACCESS"] rules as JSON).

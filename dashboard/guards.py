@@ -144,12 +144,13 @@ def api_view(view: View) -> View:
                 return lockout.json_answer(request)
             if not await allows(check, principal):
                 return json_error(*_refusal(principal))
-        hidden = await hidden_queue(request, kwargs)
-        if hidden is not None:
-            return json_error(str(unknown_queue(str(kwargs["queue"]))), 404)
+        # Another spelling goes to the queue's one name whether or not it may be viewed: the
+        # name alone tells nothing, and a hidden queue then answers as a missing one does.
         moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
+        if await hidden_queue(request, kwargs) is not None:
+            return json_error(str(unknown_queue(str(kwargs["queue"]))), 404)
         try:
             async with translate_redis_errors():
                 return await view(request, *args, **kwargs)
@@ -183,10 +184,10 @@ def page_view(view: View) -> View:
                 response["WWW-Authenticate"] = REALM
             notices.finish(request, response)
             return response
-        hidden = await hidden_queue(request, kwargs)
-        moved = canonical_url(request) if hidden is None else None
+        moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
+        hidden = await hidden_queue(request, kwargs)
         request.bullpen_principal = principal  # type: ignore[attr-defined]
         page: HttpResponseBase
         try:
