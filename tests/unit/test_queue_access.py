@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 
 from bullpen_site import env_access
-from dashboard import queue_access
+from dashboard import access, checks, queue_access
 from dashboard.flow_views import seen_by as flow_seen_by
 from dashboard.live_render import seen_by as message_seen_by
 from dashboard.principal import ANONYMOUS, Principal
@@ -125,14 +125,14 @@ def test_a_live_message_keeps_what_its_audience_may_view(bullpen_settings: dict[
     assert message_seen_by(batch, queue_access.EVERYTHING) is batch
     rules = [{"QUEUES": "t1-*", "VIEW": ["*"]}]
     with override_settings(BULLPEN={**bullpen_settings, "QUEUE_ACCESS": rules}):
-        access = queue_access.QueueAccess(queue_access.holder_of(Principal("x", "basic")))
-        seen = message_seen_by(batch, access)
+        tenant = queue_access.QueueAccess(queue_access.holder_of(Principal("x", "basic")))
+        seen = message_seen_by(batch, tenant)
         assert seen == {
             "type": "batch",
             "messages": [{**counts, "queues": [{"slug": "t1-a", "counts": {"waiting": 1}}]}],
         }
-        assert message_seen_by(rows, access) is None
-        assert message_seen_by(live_protocol.status_message(True), access) is not None
+        assert message_seen_by(rows, tenant) is None
+        assert message_seen_by(live_protocol.status_message(True), tenant) is not None
 
 
 def test_a_flow_node_in_a_hidden_queue_keeps_only_its_place(
@@ -144,8 +144,8 @@ def test_a_flow_node_in_a_hidden_queue_keeps_only_its_place(
     assert flow_seen_by(queue_access.EVERYTHING, flow) is flow
     rules = [{"QUEUES": "t1-*", "VIEW": ["*"]}]
     with override_settings(BULLPEN={**bullpen_settings, "QUEUE_ACCESS": rules}):
-        access = queue_access.QueueAccess(queue_access.holder_of(Principal("x", "basic")))
-        seen = flow_seen_by(access, flow)
+        tenant = queue_access.QueueAccess(queue_access.holder_of(Principal("x", "basic")))
+        seen = flow_seen_by(tenant, flow)
     assert seen["root"]["children"] == [{"hidden": True, "children": [leaf]}]
     assert "secret" not in repr(seen)
 
@@ -163,3 +163,18 @@ def test_the_standalone_sites_environment_text() -> None:
             bad()
     with pytest.raises(env_access.BadEnvironment, match="QUEUE_ACCESS is not JSON"):
         env_access.rules("[{")
+
+
+def test_rules_that_cannot_be_used_fail_the_system_check_and_close_the_fast_path(
+    bullpen_settings: dict[str, Any],
+) -> None:
+    assert access.reads_are_open()  # the tests' settings: anyone reads, every queue
+    bad = {**bullpen_settings, "QUEUE_ACCESS": [{"QUEUES": "*", "VIEW": ["team:a"]}]}
+    with override_settings(BULLPEN=bad):
+        found = [m for m in checks.check_access() if m.id == "bullpen.E017"]
+        assert len(found) == 1 and "'team:a'" in found[0].msg
+    good = {**bullpen_settings, "QUEUE_ACCESS": RULES}
+    with override_settings(BULLPEN=good):
+        assert not [m for m in checks.check_access() if m.id == "bullpen.E017"]
+        # Who asks decides what they see: no answer without looking at them.
+        assert not access.reads_are_open()
