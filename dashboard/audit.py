@@ -62,6 +62,23 @@ async def record(
     )
 
 
+async def record_refused_watch(scope: dict[str, Any], principal: Principal, queue: str) -> None:
+    """A websocket's watch of a queue hidden from its user (QUEUE_ACCESS): refused, as a
+    refused page view is, though no HTTP request carries it."""
+    client = scope.get("client") or ("",)
+    await AuditEntry.objects.acreate(
+        username=principal.username[:150],
+        via=principal.via,
+        remote_addr=str(client[0] or "")[:64],
+        action="watch",
+        queue=queue[:300],
+        result=AuditEntry.Result.REFUSED,
+        status=404,
+        error="Hidden queue: QUEUE_ACCESS does not let this user view it",
+        detail={"path": str(scope.get("path", ""))[:300]},
+    )
+
+
 SIGN_IN_FAILED = "sign-in-failed"
 
 

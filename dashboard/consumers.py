@@ -17,6 +17,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
 
 from dashboard import (
+    audit,
     fanout,
     live,
     live_render,
@@ -193,14 +194,19 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         otherwise the page is told, and nothing is watched."""
         try:
             ref = QueueRef.from_slug(slug)
-            found = await known(ref)
+            if not self.access.may_view(ref.slug):
+                # A queue hidden from this user (QUEUE_ACCESS) is refused as an unknown one.
+                if self.principal.authenticated:
+                    await audit.record_refused_watch(self.scope, self.principal, ref.slug)
+                found = False
+            else:
+                found = await known(ref)
         except QueueNotFound:
             found = False
         except SNAPSHOT_ERRORS:
             await self._refuse("the queue cannot be looked up now (Redis unreachable)")
             return None
-        if not found or not self.access.may_view(ref.slug):
-            # A queue hidden from this user (QUEUE_ACCESS) is refused as an unknown one.
+        if not found:
             await self._refuse("no such queue")
             return None
         return ref.slug

@@ -237,6 +237,8 @@ async def test_the_websocket_keeps_to_the_queues_its_user_may_view(jobs: dict[st
         await socket.send_json_to({"watch": "queue", "queue": "t2-mail"})
         refused = await next_of(socket, "error", "counts", "list")
         assert refused == {"type": "error", "error": "no such queue"}
+        rows = AuditEntry.objects.filter(username="amy", action="watch", result="refused")
+        assert [row.queue async for row in rows] == ["t2-mail"]
         await socket.send_json_to({"watch": "overview"})
         counts = await next_of(socket, "counts", "error")
         assert sorted(entry["slug"] for entry in counts["queues"]) == ["t1-mail", "t1-sms"]
