@@ -62,6 +62,10 @@ async def record(
     )
 
 
+# Why a look at a queue hidden from its user (QUEUE_ACCESS) was refused; the user is told 404.
+HIDDEN_QUEUE = "Hidden queue: QUEUE_ACCESS does not let this user view it"
+
+
 async def record_refused_watch(scope: dict[str, Any], principal: Principal, queue: str) -> None:
     """A websocket's watch of a queue hidden from its user (QUEUE_ACCESS): refused, as a
     refused page view is, though no HTTP request carries it."""
@@ -74,7 +78,7 @@ async def record_refused_watch(scope: dict[str, Any], principal: Principal, queu
         queue=queue[:300],
         result=AuditEntry.Result.REFUSED,
         status=404,
-        error="Hidden queue: QUEUE_ACCESS does not let this user view it",
+        error=HIDDEN_QUEUE,
         detail={"path": str(scope.get("path", ""))[:300]},
     )
 

@@ -104,14 +104,13 @@ async def hidden_queue(request: HttpRequest, kwargs: dict[str, Any]) -> str | No
         return None
     principal = await from_request(request)
     if principal.authenticated:
-        await audit_hidden(request, principal, "view", queue)
+        await _audit_hidden(request, principal, "view", queue)
     return queue
 
 
-HIDDEN = "Hidden queue: QUEUE_ACCESS does not let this user view it"
-
-
-async def audit_hidden(request: HttpRequest, principal: Principal, action: str, queue: str) -> None:
+async def _audit_hidden(
+    request: HttpRequest, principal: Principal, action: str, queue: str
+) -> None:
     """A refused look at (or action on) a hidden queue: 404 to the user, a row for operators."""
     match = request.resolver_match
     job_id = str(match.kwargs.get("job_id") or "") if match else ""
@@ -122,7 +121,7 @@ async def audit_hidden(request: HttpRequest, principal: Principal, action: str, 
         queue=queue,
         job_ids=[job_id] if job_id else [],
         status=404,
-        error=HIDDEN,
+        error=audit.HIDDEN_QUEUE,
         refused=True,
         detail={"path": request.path[:300]},
     )
@@ -266,7 +265,7 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
             if queue and not access.may_view(queue):
                 # Said as for a queue that does not exist; the audit row names it.
                 message = str(unknown_queue(segment))
-                await done(404, HIDDEN, refused=True)
+                await done(404, audit.HIDDEN_QUEUE, refused=True)
                 return json_error(message, 404)
             refusal: str | None = None
             if not await allows(write_check(), principal):
@@ -294,7 +293,7 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 if isinstance(error, OutcomeUnknown):
                     message = error.describe(action, str(job_id) if job_id else None)
                 if isinstance(error, HiddenQueue):
-                    await done(404, HIDDEN, refused=True, about=error.queue)
+                    await done(404, audit.HIDDEN_QUEUE, refused=True, about=error.queue)
                 else:
                     await done(status, message)
                 return json_error(message, status)
