@@ -47,7 +47,7 @@ class Hub:
         group: str,
         deliver: Deliver,
         kind: ViewerKind,
-        access_of: AccessOf = lambda: EVERYTHING,
+        access_of: AccessOf = everything,
     ) -> None:
         layer = get_channel_layer()
         if layer is None:

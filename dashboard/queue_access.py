@@ -13,6 +13,7 @@ open to whoever passes them, as before.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar
 
@@ -40,9 +41,16 @@ def rules() -> tuple[Rule, ...] | None:
     return parse_rules(get_config().get("QUEUE_ACCESS"))
 
 
+@cache
+def rules_name_users() -> bool:
+    """Whether some rule names a user (``user:<name>``), not only groups, permissions, scopes."""
+    return any(p.startswith("user:") for rule in rules() or () for p in rule.view | rule.operate)
+
+
 @on_change
 def _forget_rules() -> None:
     rules.cache_clear()
+    rules_name_users.cache_clear()
 
 
 def restricted() -> bool:
@@ -63,8 +71,11 @@ class QueueAccess:
 
     @property
     def audience(self) -> Hashable:
-        """Equal for principals who see the same queues (None: every queue)."""
-        return self.holder
+        """Equal for principals who see the same queues (None: every queue): live messages
+        are narrowed once per audience. A user's name counts only where rules name users."""
+        if self.holder is None:
+            return None
+        return self.holder if rules_name_users() else replace(self.holder, username="")
 
     def level(self, queue: str, connection: str = DEFAULT_CONNECTION) -> Level:
         found = rules()

@@ -112,6 +112,17 @@ def test_the_access_of_a_principal_follows_the_settings(bullpen_settings: dict[s
         assert session.scopes == frozenset()
     with override_settings(BULLPEN={**config, "READ_ONLY": True}):
         assert not boss.may_act_on("t1-a")
+    # Where no rule names a user, those who hold the same scopes share one audience.
+    by_scope = [{"QUEUES": "t1-*", "VIEW": ["scope:t1"]}]
+    scopes = {"amy": ["t1"], "ann": ["t1"], "zed": ["t2"]}
+    with override_settings(
+        BULLPEN={**config, "QUEUE_ACCESS": by_scope, "BASIC_AUTH_SCOPES": scopes}
+    ):
+        amy, ann, zed = (
+            queue_access.QueueAccess(queue_access.holder_of(Principal(name, "basic")))
+            for name in ("amy", "ann", "zed")
+        )
+        assert amy.audience == ann.audience != zed.audience
     assert queue_access.EVERYTHING.visible(["t2-a"]) == ["t2-a"]
     assert queue_access.EVERYTHING.may_act_on("t2-a")
 
