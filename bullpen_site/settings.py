@@ -5,12 +5,15 @@ redis+sentinel://host:26379,host:26379/<service>, or a Redis Cluster as
 redis+cluster://host:7000,host:7001), BULLMQ_PREFIX, DASHBOARD_USERNAME,
 DASHBOARD_PASSWORD, SECRET_KEY (else one made into var/secret_key), DEBUG, ALLOWED_HOSTS,
 CSRF_TRUSTED_ORIGINS (origins, whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1:
-HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS,
-BULLPEN_HSTS_PRELOAD), BULLPEN_DB (SQLite file for the audit log), BULLPEN_READ_ONLY,
-READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1: anyone may read even
-with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when running several server
-processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply, comma-separated),
-METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
+HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS (0: not
+for subdomains), BULLPEN_HSTS_PRELOAD), BULLPEN_DB (SQLite file for the audit log),
+BULLPEN_READ_ONLY, READ_ONLY_QUEUES (queue names, whitespace-separated), BULLPEN_OPEN_READS (1:
+anyone may read even with credentials set), CHANNEL_LAYER_URL (a Redis for the channel layer when
+running several server processes), BULLPEN_SILENCED_CHECKS (system check ids that do not apply,
+comma-separated), METRICS_TOKEN (turns /metrics on: the bearer token scrapers send).
+Per-queue access (bullpen_site/env_access.py): DASHBOARD_USERS (more basic-auth users,
+"name:password", whitespace-separated), BASIC_AUTH_SCOPES ("alice=tenant42,billing bob=ops"),
+QUEUE_ACCESS (the BULLPEN["QUEUE_ACCESS"] rules as JSON).
 Alerts: ALERT_EMAIL_TO (addresses, whitespace-separated), ALERT_WEBHOOK_URL (URLs,
 whitespace-separated), ALERT_LINK_BASE (the site's public origin, for links in notices), and
 the mail server: EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from csp.constants import NONE, SELF
 
+from bullpen_site import env_access
 from bullpen_site.secret_key import stored_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -38,13 +42,21 @@ CSRF_TRUSTED_ORIGINS = os.environ.get("CSRF_TRUSTED_ORIGINS", "").split()
 # X-Forwarded-Proto (BULLPEN_BEHIND_TLS_PROXY=1; the proxy must set that header itself).
 if os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1":
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-if os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1" or os.environ.get("BULLPEN_HTTPS") == "1":
+_https = (
+    os.environ.get("BULLPEN_BEHIND_TLS_PROXY", "") == "1" or os.environ.get("BULLPEN_HTTPS") == "1"
+)
+_preload = os.environ.get("BULLPEN_HSTS_PRELOAD") == "1"
+if _https:
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = int(os.environ.get("BULLPEN_HSTS_SECONDS", "31536000"))
-    # Commitments for every subdomain and for browsers' built-in lists: only when asked.
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("BULLPEN_HSTS_INCLUDE_SUBDOMAINS") == "1"
-    SECURE_HSTS_PRELOAD = os.environ.get("BULLPEN_HSTS_PRELOAD") == "1"
+    # The hosts under the dashboard's own name (ops.example.com's subdomains, never
+    # example.com's) are HTTPS only too, unless BULLPEN_HSTS_INCLUDE_SUBDOMAINS=0.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("BULLPEN_HSTS_INCLUDE_SUBDOMAINS") != "0"
+    # Browsers' built-in list takes registrable domains only (example.com), whose owner decides
+    # for every host under it: only when asked. Django's reminder (security.W021) is about
+    # that decision, not this site's, so it is silenced unless preloading is asked for.
+    SECURE_HSTS_PRELOAD = _preload
 
 INSTALLED_APPS = [
     "daphne",
@@ -178,7 +190,9 @@ LOGIN_URL = "admin:login"
 
 _username = os.environ.get("DASHBOARD_USERNAME", "")
 _password = os.environ.get("DASHBOARD_PASSWORD", "")
-_credentials = bool(_username and _password)
+_users = {_username: _password} if _username and _password else {}
+_users.update(env_access.users(os.environ.get("DASHBOARD_USERS", "")))
+_credentials = bool(_users)
 # With credentials set, reading needs them too (job data often holds personal data and
 # secrets); BULLPEN_OPEN_READS=1 opens reads to anyone, and bullpen.W012 then says so. Without
 # credentials nobody could sign in to read, so reads stay open (and W012 warns).
@@ -191,7 +205,10 @@ BULLPEN = {
     "QUEUE_OPTIONS": {
         name: {"read_only": True} for name in os.environ.get("READ_ONLY_QUEUES", "").split()
     },
-    "BASIC_AUTH_PLAIN": {_username: _password} if _credentials else {},
+    "BASIC_AUTH_PLAIN": _users,
+    "BASIC_AUTH_SCOPES": env_access.scopes(os.environ.get("BASIC_AUTH_SCOPES", "")),
+    # Who may view and operate which queues; unset: every user every queue.
+    "QUEUE_ACCESS": env_access.rules(os.environ.get("QUEUE_ACCESS", "")),
     # Empty: /metrics answers 404.
     "METRICS_TOKEN": os.environ.get("METRICS_TOKEN", ""),
     # Job field paths masked before they leave the server: "data.password data.*.token".
@@ -224,6 +241,8 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "bullpen@localhost")
 SILENCED_SYSTEM_CHECKS = list(
     filter(None, os.environ.get("BULLPEN_SILENCED_CHECKS", "").split(","))
 )
+if _https and not _preload:
+    SILENCED_SYSTEM_CHECKS.append("security.W021")  # see SECURE_HSTS_PRELOAD above
 
 LOGGING = {
     "version": 1,

@@ -58,8 +58,10 @@ def write_check() -> Check:
 
 
 def reads_are_open() -> bool:
-    """Anyone may read: the JSON fast path may answer without looking at the user."""
-    return read_check() is anyone
+    """Anyone may read everything: the JSON fast path may answer without looking at the user.
+    Not so when QUEUE_ACCESS is set, even with ``anyone`` reading: who asks decides which
+    queues they see."""
+    return read_check() is anyone and get_config().get("QUEUE_ACCESS") is None
 
 
 async def allows(check: Check, principal: Principal) -> bool:

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib.auth import alogout
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
 from django.urls import NoReverseMatch, reverse
@@ -21,6 +22,7 @@ from dashboard.forms.reads import AuditForm
 from dashboard.guards import REALM, page_view
 from dashboard.models import AuditEntry
 from dashboard.principal import from_request
+from dashboard.queue_access import for_request
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -116,7 +118,7 @@ async def audit_log(request: HttpRequest) -> HttpResponse:
             {"status": 403, "message": gettext("Only operators may read the audit log.")},
             status=403,
         )
-    entries = AuditEntry.objects.all()
+    entries = await _visible_entries(request)
     found = valid(AuditForm(request.GET)).cleaned_data
     queue, user = found["queue"], found["user"]
     if queue:
@@ -130,6 +132,17 @@ async def audit_log(request: HttpRequest) -> HttpResponse:
         "bullpen/audit.html",
         {"page": page, "rows": page.object_list, "queue": queue, "user": user},
     )
+
+
+async def _visible_entries(request: HttpRequest) -> QuerySet[AuditEntry]:
+    """The rows of queues this operator may view (QUEUE_ACCESS); rows of no one queue (sign-ins,
+    pause-all) may name any queue, so only the admin's audit log shows them then."""
+    entries = AuditEntry.objects.all()
+    access = await for_request(request)
+    if not access.restricted:
+        return entries
+    names = [name async for name in entries.order_by().values_list("queue", flat=True).distinct()]
+    return entries.filter(queue__in=[name for name in names if name and access.may_view(name)])
 
 
 async def _page(paginator: Paginator[AuditEntry], number: str | int) -> Page[AuditEntry]:

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 from django.http import HttpRequest
 
 from dashboard import background
-from dashboard.access import is_read_only
 from dashboard.forms.actions import (
     AddJobForm,
     BulkForm,
@@ -30,6 +29,7 @@ from dashboard.forms.actions import (
 )
 from dashboard.forms.answer import action_input, valid
 from dashboard.guards import mutation_view
+from dashboard.queue_access import for_request
 from queues.actions import children, job_actions, limits, queue_actions, reschedule
 from queues.actions.result import ActionResult
 from queues.discovery import known
@@ -161,22 +161,24 @@ async def bulk(request: HttpRequest, queue: str) -> ActionResult:
 
 @mutation_view("pause-all", queue_scoped=False)
 async def pause_all(request: HttpRequest) -> ActionResult:
-    return await _every_writable_queue("pause-all", queue_actions.pause)
+    return await _every_writable_queue(request, "pause-all", queue_actions.pause)
 
 
 @mutation_view("resume-all", queue_scoped=False)
 async def resume_all(request: HttpRequest) -> ActionResult:
-    return await _every_writable_queue("resume-all", queue_actions.resume)
+    return await _every_writable_queue(request, "resume-all", queue_actions.resume)
 
 
 async def _every_writable_queue(
-    action: str, act: Callable[[QueueRef], Awaitable[ActionResult]]
+    request: HttpRequest, action: str, act: Callable[[QueueRef], Awaitable[ActionResult]]
 ) -> ActionResult:
-    """``act`` on every queue but the read-only ones, which the answer names as skipped."""
-    refs = await queue_actions.all_queues()
-    writable = [ref for ref in refs if not is_read_only(ref.slug)]
+    """``act`` on every queue the user may operate but the read-only ones; those skipped
+    (read-only, or only viewable by this user) are named in the answer, hidden ones are not."""
+    access = await for_request(request)
+    refs = access.visible(await queue_actions.all_queues(), lambda ref: ref.slug)
+    writable = [ref for ref in refs if access.may_act_on(ref.slug)]
     result = await queue_actions.for_each_queue(action, act, writable)
-    result.detail["skipped"] = [ref.slug for ref in refs if is_read_only(ref.slug)]
+    result.detail["skipped"] = [ref.slug for ref in refs if not access.may_act_on(ref.slug)]
     return result
 
 

@@ -16,13 +16,14 @@ from dashboard.forms.answer import valid
 from dashboard.forms.reads import OverviewForm, job_page_params
 from dashboard.guards import api_view
 from dashboard.overview_page import listing_json, read_listing
+from dashboard.queue_access import EVERYTHING, QueueAccess, for_request
 from queues.detail import job_detail
 from queues.keys import QueueRef
 from queues.listing import job_page
 
 
-async def queues_body(query: Mapping[str, Any]) -> dict[str, Any]:
-    listing = await read_listing(valid(OverviewForm(query)).query(), page=False)
+async def queues_body(query: Mapping[str, Any], access: QueueAccess = EVERYTHING) -> dict[str, Any]:
+    listing = await read_listing(valid(OverviewForm(query)).query(), page=False, access=access)
     return listing_json(listing)
 
 
@@ -38,7 +39,7 @@ async def job_body(queue: str, job_id: str) -> dict[str, Any]:
 
 @api_view
 async def queues_list(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(await queues_body(request.GET))
+    return JsonResponse(await queues_body(request.GET, await for_request(request)))
 
 
 @api_view

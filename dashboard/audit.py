@@ -30,14 +30,18 @@ async def record(
     status: int,
     error: str = "",
     detail: dict[str, Any] | None = None,
+    refused: bool = False,
 ) -> None:
+    """One row; ``refused``: a refusal whatever its status (a hidden queue answers 404)."""
     ids = list(job_ids or [])
     extra = dict(detail or {})
     if len(ids) > _MAX_IDS:
         extra["jobIdsOmitted"] = len(ids) - _MAX_IDS
         ids = ids[:_MAX_IDS]
     _add_forwarded_for(request, extra)
-    if status < 300:
+    if refused:
+        result = AuditEntry.Result.REFUSED
+    elif status < 300:
         result = AuditEntry.Result.OK
     elif status in (401, 403, 405, 409, 429):
         result = AuditEntry.Result.REFUSED
@@ -55,6 +59,27 @@ async def record(
         status=status,
         error=error[:2000],
         detail=extra,
+    )
+
+
+# Why a look at a queue hidden from its user (QUEUE_ACCESS) was refused; the user is told 404.
+HIDDEN_QUEUE = "Hidden queue: QUEUE_ACCESS does not let this user view it"
+
+
+async def record_refused_watch(scope: dict[str, Any], principal: Principal, queue: str) -> None:
+    """A websocket's watch of a queue hidden from its user (QUEUE_ACCESS): refused, as a
+    refused page view is, though no HTTP request carries it."""
+    client = scope.get("client") or ("",)
+    await AuditEntry.objects.acreate(
+        username=principal.username[:150],
+        via=principal.via,
+        remote_addr=str(client[0] or "")[:64],
+        action="watch",
+        queue=queue[:300],
+        result=AuditEntry.Result.REFUSED,
+        status=404,
+        error=HIDDEN_QUEUE,
+        detail={"path": str(scope.get("path", ""))[:300]},
     )
 
 

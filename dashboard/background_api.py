@@ -9,8 +9,9 @@ from dashboard.access import allows, write_check
 from dashboard.background import ensure_runner, status_json
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import MAX_LISTED, ActionsListForm
-from dashboard.guards import api_view, mutation_view
+from dashboard.guards import HiddenQueue, NotAllowed, api_view, mutation_view
 from dashboard.principal import from_request
+from dashboard.queue_access import for_request
 from queues.actions.result import ActionResult
 from queues.background.store import current_store
 from queues.errors import ActionNotFound, Conflict
@@ -29,9 +30,15 @@ async def actions_list(request: HttpRequest) -> JsonResponse:
     ensure_runner()
     found = valid(ActionsListForm(request.GET)).cleaned_data
     limit, queue = found["limit"], found["queue"]
-    records = await current_store().recent(MAX_LISTED if queue else limit)
+    access = await for_request(request)
+    narrowed = bool(queue) or access.restricted
+    records = await current_store().recent(MAX_LISTED if narrowed else limit)
     user = await _may_act(request)
-    listed = [status_json(r, user=user) for r in records if not queue or r.ref.slug == queue]
+    listed = [
+        status_json(r, user=user)
+        for r in records
+        if (not queue or r.ref.slug == queue) and access.may_view(r.ref.slug)
+    ]
     return JsonResponse({"actions": listed[:limit]})
 
 
@@ -39,7 +46,7 @@ async def actions_list(request: HttpRequest) -> JsonResponse:
 async def action_status(request: HttpRequest, action_id: str) -> JsonResponse:
     ensure_runner()
     record = await current_store().load(action_id)
-    if record is None:
+    if record is None or not (await for_request(request)).may_view(record.ref.slug):
         raise ActionNotFound(f"No action {action_id!r}")
     return JsonResponse(status_json(record, user=await _may_act(request)))
 
@@ -49,6 +56,13 @@ async def cancel_action(request: HttpRequest, action_id: str) -> ActionResult:
     """Ask the runner to stop at its next batch; the jobs already moved stay moved."""
     store = current_store()
     principal = request.bullpen_principal  # type: ignore[attr-defined]
+    async with translate_redis_errors():
+        asked = await store.load(action_id)
+    access = await for_request(request)
+    if asked is not None and not access.may_view(asked.ref.slug):
+        raise HiddenQueue(f"No action {action_id!r}", asked.ref.slug)
+    if asked is not None and not access.may_operate(asked.ref.slug):
+        raise NotAllowed(f"Forbidden: this user may only view {asked.ref.slug!r}")
     async with translate_redis_errors():
         outcome = await store.request_cancel(action_id, principal.username)
         record = await store.load(action_id)

@@ -324,12 +324,29 @@ def check_access(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                 )
             )
     found += _password_hashes(config)
+    found += _queue_access(config)
     found += _who_can_sign_in(config)
     found += _clear_text_credentials(config)
     return found
 
 
 _DEFAULTS = {"READ_ACCESS": DEFAULT_READER, "WRITE_ACCESS": DEFAULT_OPERATOR}
+
+
+def _queue_access(config: Mapping[str, Any]) -> list[CheckMessage]:
+    """QUEUE_ACCESS must parse: an unusable rule would answer 500 on every page."""
+    from dashboard.queue_access_rules import rule_problems
+
+    return [
+        Error(
+            f"BULLPEN['QUEUE_ACCESS']: {problem}.",
+            hint="A list of rules such as {'QUEUES': 't0042-*', 'VIEW': ['group:tenant42'], "
+            "'OPERATE': ['group:tenant42-ops']}; principals are '*', 'group:<name>', "
+            "'perm:<app_label.codename>', 'user:<name>' or 'scope:<name>'.",
+            id="bullpen.E017",
+        )
+        for problem in rule_problems(config.get("QUEUE_ACCESS"))
+    ]
 
 
 def _password_hashes(config: Mapping[str, Any]) -> list[CheckMessage]:

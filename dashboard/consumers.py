@@ -17,12 +17,21 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
 from django.utils import translation
 
-from dashboard import fanout, live, live_render, shared_reads, socket_auth, socket_limits
+from dashboard import (
+    audit,
+    fanout,
+    live,
+    live_render,
+    queue_access,
+    shared_reads,
+    socket_auth,
+    socket_limits,
+)
 from dashboard.access import allows, read_check
 from dashboard.forms.answer import valid
 from dashboard.forms.live import WatchForm
 from dashboard.forms.reads import PAGE_SIZES
-from dashboard.principal import from_scope
+from dashboard.principal import from_scope, refreshed
 from dashboard.socket_language import socket_language
 from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
 from queues import counts, interest, live_protocol
@@ -76,6 +85,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         self.client = client
         self.socket_kind: ViewerKind = await viewer_kind(principal)
+        self.access = await queue_access.for_principal(principal)
         self.kind = self.socket_kind
         await self.accept()
         self._live_send = _under_session_wrappers(self.base_send)
@@ -147,8 +157,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         follower.wake.set()
         only = None if watch == "overview" else slug
         snapshot = follower.snapshot(only) or await _read_counts(only)
-        if snapshot is not None:
-            await self.send_json(snapshot)
+        seen = None if snapshot is None else live_render.seen_by(snapshot, self.access)
+        if seen is not None:
+            await self.send_json(seen)
         if watch == "queue":
             await self._send_list(slug, asked)
         elif watch == "job":
@@ -186,7 +197,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         otherwise the page is told, and nothing is watched."""
         try:
             ref = QueueRef.from_slug(slug)
-            found = await known(ref)
+            if not self.access.may_view(ref.slug):
+                # A queue hidden from this user (QUEUE_ACCESS) is refused as an unknown one.
+                if self.principal.authenticated:
+                    await audit.record_refused_watch(self.scope, self.principal, ref.slug)
+                found = False
+            else:
+                found = await known(ref)
         except QueueNotFound:
             found = False
         except SNAPSHOT_ERRORS:
@@ -235,7 +252,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         except SNAPSHOT_ERRORS:
             return
         for key in members(flow)[: room + 1]:
-            if key in self.nodes or key == (slug, job_id):
+            if key in self.nodes or key == (slug, job_id) or not self.access.may_view(key[0]):
                 continue
             if not self._room_for_one_more() or not self.registry.watch_node(*key):
                 return
@@ -264,6 +281,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
             if not still:
                 await self._sign_out()
+            elif queue_access.restricted():
+                # Groups and permissions change: the queues it sees follow them.
+                now = await refreshed(self.principal, self.scope)
+                self.access = await queue_access.for_principal(now)
 
     async def _sign_out(self) -> None:
         """Tell the page its user may no longer read, and close: it asks for a sign-in."""
@@ -310,6 +331,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 rendered = live_render.render(message, self.kind)
             await self.send_json(rendered)
 
+    def _access(self) -> queue_access.QueueAccess:
+        return self.access
+
     async def _deliver(self, group: str, text: str) -> None:
         """A live message for this page (from the process's hub, already encoded)."""
         self.delivered[group] = self.delivered.get(group, 0) + 1
@@ -321,7 +345,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = live.group_name(topic)
         if group not in self.groups_joined:
-            await fanout.hub().join(group, self._deliver, self.kind, self.language)
+            await fanout.hub().join(group, self._deliver, self.kind, self.language, self._access)
             self.groups_joined.add(group)
 
     async def _leave_all(self) -> None:

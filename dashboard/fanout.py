@@ -6,38 +6,52 @@ message grows with the square of the pages watching. Here each process joins the
 with one channel of its own, and hands each message to the pages of that process that watch
 the topic. The channel layer (in memory, or channels-redis between processes) carries a message
 once per process, however many pages are open; each process renders it once per kind of viewer
-and page language (dashboard/live_render.py) and sends that text to every page of the kind.
+(dashboard/live_render.py) and sends that text to every page of the kind and language. With
+QUEUE_ACCESS, a message is first narrowed once per audience (pages whose users see the same
+queues).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from channels.layers import get_channel_layer
 from django.utils import translation
 
 from dashboard import live_render
+from dashboard.queue_access import EVERYTHING, QueueAccess
 from dashboard.viewer import ViewerKind
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.live_protocol import LiveMessage
 
 log = logging.getLogger("bullpen.live")
 
 Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
+AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
+
+
+def everything() -> QueueAccess:
+    return EVERYTHING
 
 
 class Hub:
     def __init__(self) -> None:
-        # Each member's viewer kind and page language: who may be sent which rendering.
-        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str]]] = {}
+        # Each member's viewer kind, page language and queue access: who may be sent what.
+        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str, AccessOf]]] = {}
         self.channel: str | None = None
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
     async def join(
-        self, group: str, deliver: Deliver, kind: ViewerKind, language: str = "en"
+        self,
+        group: str,
+        deliver: Deliver,
+        kind: ViewerKind,
+        language: str = "en",
+        access_of: AccessOf = everything,
     ) -> None:
         layer = get_channel_layer()
         if layer is None:
@@ -49,7 +63,7 @@ class Hub:
             if group not in self.members:
                 self.members[group] = {}
                 await layer.group_add(group, self.channel)
-            self.members[group][deliver] = (kind, language)
+            self.members[group][deliver] = (kind, language, access_of)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -86,18 +100,26 @@ class Hub:
             if not members:
                 continue
             payload = message["payload"]
-            texts: dict[tuple[str, str], str] = {}
-            variants: dict[ViewerKind, str] = {}
-            for deliver, (kind, language) in list(members.items()):
+            narrowed: dict[Hashable, LiveMessage | None] = {}
+            texts: dict[tuple[Hashable, str, str], str] = {}
+            variants: dict[tuple[Hashable, ViewerKind], str] = {}
+            for deliver, (kind, language, access_of) in list(members.items()):
                 try:
-                    key = variants.get(kind)
+                    access = access_of()
+                    audience = access.audience
+                    if audience not in narrowed:
+                        narrowed[audience] = live_render.seen_by(payload, access)
+                    seen = narrowed[audience]
+                    if seen is None:
+                        continue
+                    key = variants.get((audience, kind))
                     if key is None:
-                        key = variants[kind] = live_render.variant(payload, kind)
-                    text = texts.get((key, language))
+                        key = variants[audience, kind] = live_render.variant(seen, kind)
+                    text = texts.get((audience, key, language))
                     if text is None:
                         with translation.override(language):
-                            text = live_render.encode(payload, kind)
-                        texts[(key, language)] = text
+                            text = live_render.encode(seen, kind)
+                        texts[audience, key, language] = text
                     await deliver(group, text)
                 except Exception:  # one broken socket must not stop the others' updates
                     log.debug("live message not delivered", exc_info=True)

@@ -1,7 +1,9 @@
 """Actions on every queue of one overview group: pause, resume, retry the failed jobs.
 
 The group is worked out again here from the queue list (not taken from the page), so the action
-reaches the queues the group holds now. Read-only queues are skipped and named in the answer;
+reaches the queues the group holds now. Queues hidden from the user (QUEUE_ACCESS) are not in
+its groups at all; read-only queues and those the user may only view are skipped and named in
+the answer;
 each queue's retry runs as its own background action, audited like one started on its page,
 and the answer comes once they are all started (the page then reloads and shows them).
 """
@@ -13,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from django.http import HttpRequest
 
 from dashboard import background
-from dashboard.access import is_read_only
 from dashboard.forms.actions import GroupOfQueuesForm
 from dashboard.forms.answer import action_input, valid
 from dashboard.guards import mutation_view
 from dashboard.overview_page import group_member_refs
+from dashboard.queue_access import for_request
 from queues.actions import queue_actions
 from queues.actions.result import ActionResult
 from queues.counts import summaries
@@ -26,13 +28,15 @@ from queues.keys import QueueRef
 
 
 async def _members(request: HttpRequest) -> tuple[str, list[QueueRef], list[QueueRef]]:
-    """The group's key, its queues that may be acted on, and its read-only ones."""
+    """The group's key, its queues that may be acted on, and those skipped: read-only, or
+    only viewable by this user."""
     found = valid(GroupOfQueuesForm(action_input(request))).cleaned_data
-    refs = await group_member_refs(found["group"], found["delimiter"], found["key"])
+    access = await for_request(request)
+    refs = await group_member_refs(found["group"], found["delimiter"], found["key"], access)
     if not refs:
         raise QueueNotFound(f"No queue is in the group {found['key']!r}")
-    writable = [ref for ref in refs if not is_read_only(ref.slug)]
-    return found["key"], writable, [ref for ref in refs if is_read_only(ref.slug)]
+    writable = [ref for ref in refs if access.may_act_on(ref.slug)]
+    return found["key"], writable, [ref for ref in refs if not access.may_act_on(ref.slug)]
 
 
 async def _each(

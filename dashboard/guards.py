@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard import audit, landing, lockout, notices
+from dashboard import audit, landing, lockout, notices, queue_access
 from dashboard.access import allows, anyone, is_read_only, read_check, write_check
 from dashboard.principal import Principal, from_request
 from dashboard.queue_names import canonical, canonical_url
@@ -34,11 +34,26 @@ from queues.errors import (
 from queues.failure_groups import forget_shared
 from queues.redis_errors import translate_redis_errors
 
+
+class NotAllowed(BullpenError):
+    """This user may view the queue but not act on it (QUEUE_ACCESS): 403."""
+
+
+class HiddenQueue(QueueNotFound):
+    """The action reached a queue this user may not view: answered with ``message``, as if it
+    did not exist (404), and audited as a refusal naming ``queue``."""
+
+    def __init__(self, message: str, queue: str) -> None:
+        super().__init__(message)
+        self.queue = queue
+
+
 View = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 Action = Callable[..., Coroutine[Any, Any, ActionResult]]
 
 STATUS_OF: dict[type[BullpenError], int] = {
     BadParameter: 400,
+    NotAllowed: 403,
     QueueNotFound: 404,
     JobNotFound: 404,
     ActionNotFound: 404,
@@ -75,6 +90,45 @@ def _refusal(principal: Principal) -> tuple[str, int]:
     return gettext_noop("Forbidden: this user may not do that"), 403
 
 
+def unknown_queue(segment: str) -> QueueNotFound:
+    """What a hidden queue answers: exactly what a queue that does not exist answers."""
+    return QueueNotFound(f"Unknown queue {segment!r}")
+
+
+async def hidden_queue(request: HttpRequest, kwargs: dict[str, Any]) -> str | None:
+    """The queue's one name when the URL names a queue this request's principal may not
+    view (QUEUE_ACCESS); the refusal is audited for an authenticated principal."""
+    segment = kwargs.get("queue")
+    if not isinstance(segment, str) or not queue_access.restricted():
+        return None
+    queue = canonical(segment) or segment
+    if (await queue_access.for_request(request)).may_view(queue):
+        return None
+    principal = await from_request(request)
+    if principal.authenticated:
+        await _audit_hidden(request, principal, "view", queue)
+    return queue
+
+
+async def _audit_hidden(
+    request: HttpRequest, principal: Principal, action: str, queue: str
+) -> None:
+    """A refused look at (or action on) a hidden queue: 404 to the user, a row for operators."""
+    match = request.resolver_match
+    job_id = str(match.kwargs.get("job_id") or "") if match else ""
+    await audit.record(
+        request,
+        principal,
+        action,
+        queue=queue,
+        job_ids=[job_id] if job_id else [],
+        status=404,
+        error=audit.HIDDEN_QUEUE,
+        refused=True,
+        detail={"path": request.path[:300]},
+    )
+
+
 def api_view(view: View) -> View:
     """GET-only JSON view: read check, then errors as ``{"error": ...}`` with their status."""
 
@@ -83,16 +137,21 @@ def api_view(view: View) -> View:
         if request.method not in ("GET", "HEAD"):
             return _method_not_allowed("GET, HEAD")
         check = read_check()
-        if check is not anyone:
-            # Open reads need nobody's credentials: none are checked (and hashed) for them.
+        if check is not anyone or queue_access.restricted():
+            # Open reads need nobody's credentials: none are checked (and hashed) for them,
+            # unless what they may read depends on who they are.
             principal = await from_request(request)
             if principal.locked_out:
                 return lockout.json_answer(request)
             if not await allows(check, principal):
                 return json_error(*_refusal(principal))
+        # Another spelling goes to the queue's one name whether or not it may be viewed: the
+        # name alone tells nothing, and a hidden queue then answers as a missing one does.
         moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
+        if await hidden_queue(request, kwargs) is not None:
+            return json_error(str(unknown_queue(str(kwargs["queue"]))), 404)
         try:
             async with translate_redis_errors():
                 return await view(request, *args, **kwargs)
@@ -132,9 +191,12 @@ def page_view(view: View) -> View:
         moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
+        hidden = await hidden_queue(request, kwargs)
         request.bullpen_principal = principal  # type: ignore[attr-defined]
         page: HttpResponseBase
         try:
+            if hidden is not None:
+                raise unknown_queue(str(kwargs["queue"]))
             async with translate_redis_errors():
                 page = await view(request, *args, **kwargs)
         except BullpenError as error:
@@ -183,17 +245,20 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 status: int,
                 error: str = "",
                 result: ActionResult | None = None,
+                refused: bool = False,
+                about: str = "",
             ) -> None:
                 await audit.record(
                     request,
                     principal,
                     action,
-                    queue=result.queue or queue if result else queue,
+                    queue=result.queue or queue if result else (about or queue),
                     job_ids=result.job_ids if result else ([str(job_id)] if job_id else []),
                     count=result.count if result else 0,
                     status=status,
                     error=error,
                     detail=result.detail if result else None,
+                    refused=refused,
                 )
 
             if queue != segment:
@@ -201,9 +266,17 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 message = f"Unknown queue {segment!r}: its name in URLs is {queue!r}"
                 await done(404, message)
                 return json_error(message, 404)
+            access = await queue_access.for_request(request)
+            if queue and not access.may_view(queue):
+                # Said as for a queue that does not exist; the audit row names it.
+                message = str(unknown_queue(segment))
+                await done(404, audit.HIDDEN_QUEUE, refused=True)
+                return json_error(message, 404)
             refusal: str | None = None
             if not await allows(write_check(), principal):
                 refusal = "Forbidden: this user may not act on queues"
+            elif queue and not access.may_operate(queue):
+                refusal = f"Forbidden: this user may only view {queue!r}"
             else:
                 refusal = cross_site_reason(request)
                 if refusal is None and principal.via == "session":
@@ -224,7 +297,10 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 message = str(error)
                 if isinstance(error, OutcomeUnknown):
                     message = error.describe(action, str(job_id) if job_id else None)
-                await done(status, message)
+                if isinstance(error, HiddenQueue):
+                    await done(404, audit.HIDDEN_QUEUE, refused=True, about=error.queue)
+                else:
+                    await done(status, message)
                 return json_error(message, status)
             forget_shared(result.queue or queue)  # the failed tab shows what the action did
             if not result.audited:

@@ -15,17 +15,20 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from dashboard.job_view import live_context
+from dashboard.queue_access import QueueAccess
 from dashboard.viewer import ViewerKind, can_act_on
 from queues.jsontext import dumps
 from queues.keys import QueueRef
 from queues.listing import JobPage
 from queues.live_protocol import (
+    CountsMessage,
     JobMessage,
     LiveMessage,
     LogsMessage,
     OneMessage,
     ProgressMessage,
     RowsMessage,
+    batch_message,
 )
 
 JOB_PARTS = (
@@ -36,6 +39,27 @@ JOB_PARTS = (
     "bullpen/_job_failure.html",
     "bullpen/_job_returnvalue.html",
 )
+
+
+def seen_by(message: LiveMessage, access: QueueAccess) -> LiveMessage | None:
+    """``message`` without what concerns queues ``access`` may not view (QUEUE_ACCESS): the
+    overview's counts keep the visible queues' entries only. None: nothing is left to send.
+    Computed once per audience (those who see the same queues), not per socket."""
+    if not access.restricted:
+        return message
+    if message["type"] == "batch":
+        kept = [seen_by(one, access) for one in message["messages"]]  # type: ignore[typeddict-item]
+        left: list[Any] = [one for one in kept if one is not None]
+        return batch_message(left) if left else None
+    if message["type"] == "counts":
+        entries: list[Any] = message["queues"]  # type: ignore[typeddict-item]
+        visible = [entry for entry in entries if access.may_view(entry["slug"])]
+        counts: CountsMessage = {**message, "queues": visible}  # type: ignore[typeddict-item]
+        return counts
+    queue = message.get("queue")
+    if isinstance(queue, str) and not access.may_view(queue):
+        return None
+    return message
 
 
 def variant(message: LiveMessage, kind: ViewerKind) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from dashboard.overview_list import Listing, ListQuery, group_key, list_queues
+from dashboard.queue_access import EVERYTHING, QueueAccess
 from dashboard.serializers import queue_json
 from queues.alerts import read_alerts
 from queues.counts import QueueSummary, summaries
@@ -22,10 +23,12 @@ from queues.throughput import series_of
 from queues.workers import list_workers
 
 
-async def all_queues(*, alerts: bool) -> tuple[list[QueueSummary], list[dict[str, Any]]]:
-    """Every queue, as the API describes it, with the alerts firing on it when asked for (a
-    second round trip, for the queues that keep finished jobs)."""
-    found = await summaries()
+async def all_queues(
+    *, alerts: bool, access: QueueAccess = EVERYTHING
+) -> tuple[list[QueueSummary], list[dict[str, Any]]]:
+    """Every queue ``access`` may view, as the API describes it, with the alerts firing on it
+    when asked for (a second round trip, for the queues that keep finished jobs)."""
+    found = access.visible(await summaries(), lambda summary: summary.ref.slug)
     firing = await read_alerts(found) if alerts else {}
     queues = []
     for summary in found:
@@ -48,10 +51,12 @@ async def _count_workers(found: list[QueueSummary], queues: list[dict[str, Any]]
         queue["workers"] = per_queue.get(queue["slug"], 0)
 
 
-async def read_listing(query: ListQuery, *, page: bool = True) -> Listing:
+async def read_listing(
+    query: ListQuery, *, page: bool = True, access: QueueAccess = EVERYTHING
+) -> Listing:
     """``page``: for the HTML page, with alerts and sparklines; the API reads alerts only to
-    find problems."""
-    found, queues = await all_queues(alerts=page or query.problems)
+    find problems. Only the queues ``access`` may view are listed, counted and totalled."""
+    found, queues = await all_queues(alerts=page or query.problems, access=access)
     # Workers (one CLIENT LIST) tell which queues wait for nobody: a problem the page and the
     # API's problem filter and groups show; a plain API list does without.
     if page or query.problems or query.group:
@@ -65,13 +70,16 @@ async def read_listing(query: ListQuery, *, page: bool = True) -> Listing:
     return listing
 
 
-async def group_member_refs(grouping: str, delimiter: str, key: str) -> list[QueueRef]:
-    """Every queue of one group, as the overview groups them (whatever the page's filter)."""
+async def group_member_refs(
+    grouping: str, delimiter: str, key: str, access: QueueAccess = EVERYTHING
+) -> list[QueueRef]:
+    """Every queue of one group that ``access`` may view, as the overview groups them
+    (whatever the page's filter)."""
     async with translate_redis_errors():
         found = await discovered()
     return [
         ref
-        for ref in found.queues
+        for ref in access.visible(found.queues, lambda ref: ref.slug)
         if group_key({"name": ref.name, "prefix": ref.prefix}, grouping, delimiter) == key
     ]
 

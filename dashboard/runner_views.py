@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from dashboard.actions_api import queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
-from dashboard.viewer import can_act_on, viewer_kind
+from dashboard.viewer import can_act_on, kind_on_queue
 from queues.actions.dead_letter_replay import replay_dead_letter
 from queues.actions.result import ActionResult
 from queues.dead_letters import dead_letter_ref
@@ -23,7 +23,7 @@ async def schedulers_api(request: HttpRequest, queue: str) -> JsonResponse:
 @page_view
 async def schedulers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
-    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    kind = await kind_on_queue(request, ref.slug)
     return render(
         request,
         "bullpen/_schedulers.html",

@@ -18,8 +18,7 @@ from dashboard.forms.answer import valid
 from dashboard.forms.reads import SearchForm
 from dashboard.guards import api_view
 from dashboard.job_rows import row_html
-from dashboard.principal import from_request
-from dashboard.viewer import ViewerKind, viewer_kind
+from dashboard.viewer import ViewerKind, kind_on_queue
 from queues.errors import BullpenError
 from queues.jsontext import dumps
 from queues.keys import QueueRef
@@ -61,7 +60,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
     state, raw, render = found["state"], found["q"], found["render"]
     budget, max_matches = found["budget"], found["max_matches"]
     ref = await queue_ref(queue)
-    viewer = await viewer_kind(await from_request(request)) if render else "anonymous"
+    viewer = await kind_on_queue(request, ref.slug) if render else "anonymous"
 
     async def lines() -> AsyncIterator[bytes]:
         # Rows are rendered a chunk at a time: matches wait for their chunk's progress line,

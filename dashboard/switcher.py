@@ -7,6 +7,7 @@ Suggestions read discovery's kept queue list (no SCAN per keystroke); both route
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from urllib.parse import urlencode
 
 from django import forms
@@ -17,6 +18,7 @@ from django.urls import reverse
 from dashboard.forms.answer import valid
 from dashboard.forms.fields import TextField
 from dashboard.guards import page_view
+from dashboard.queue_access import EVERYTHING, QueueAccess, for_request
 from dashboard.switcher_matching import QueueIndex
 from queues.conf import get_config, on_change
 from queues.discovery import Discovered, discovered, known
@@ -34,29 +36,32 @@ class SwitcherForm(forms.Form):
         return str(self.cleaned_data["q"]).strip()
 
 
-# The index of the last queue list read, rebuilt when discovery keeps a new list or the
-# settings (display names) change.
-_kept: tuple[Discovered, object, QueueIndex] | None = None
+# The index of the last queue list read, per audience (those who see the same queues, see
+# dashboard/queue_access.py), rebuilt when discovery keeps a new list or the settings (display
+# names) change.
+_kept: dict[Hashable, tuple[Discovered, object, QueueIndex]] = {}
+_MAX_KEPT = 256  # audiences whose index is kept; more are rebuilt as they come
 
 
 @on_change
 def reset() -> None:
-    global _kept
-    _kept = None
+    _kept.clear()
 
 
-async def queue_index() -> QueueIndex:
-    global _kept
+async def queue_index(access: QueueAccess = EVERYTHING) -> QueueIndex:
+    """The queues ``access`` may view, indexed for the box's matching."""
     found, config = await discovered(), get_config()
-    kept = _kept
+    kept = _kept.get(access.audience)
     if kept is not None and kept[0] is found and kept[1] is config:
         return kept[2]
     options = config["QUEUE_OPTIONS"]
     index = QueueIndex(
         (ref.slug, ref.name, (options.get(ref.slug) or {}).get("display_name") or ref.name)
-        for ref in found.queues
+        for ref in access.visible(found.queues, lambda ref: ref.slug)
     )
-    _kept = (found, config, index)
+    if len(_kept) >= _MAX_KEPT:
+        _kept.clear()
+    _kept[access.audience] = (found, config, index)
     return index
 
 
@@ -65,19 +70,20 @@ def overview_url(typed: str) -> str:
     return f"{url}?{urlencode({'q': typed})}" if typed else url
 
 
-async def _created_since_scan(typed: str) -> str | None:
+async def _created_since_scan(typed: str, access: QueueAccess) -> str | None:
     """A queue named exactly ``typed`` that the kept list does not have yet."""
     try:
         ref = QueueRef.from_slug(typed)
     except BullpenError:
         return None
-    return ref.slug if await known(ref) else None
+    return ref.slug if access.may_view(ref.slug) and await known(ref) else None
 
 
 @page_view
 async def suggestions(request: HttpRequest) -> HttpResponse:
     typed = valid(SwitcherForm(request.GET)).cleaned_data["q"]
-    matches, total = (await queue_index()).best(typed, MAX_SUGGESTIONS)
+    index = await queue_index(await for_request(request))
+    matches, total = index.best(typed, MAX_SUGGESTIONS)
     context = {
         "typed": typed,
         "matches": matches,
@@ -108,8 +114,9 @@ async def go_to_queue(request: HttpRequest) -> HttpResponse:
     typed = valid(SwitcherForm(request.GET)).cleaned_data["q"]
     if not typed:
         return HttpResponseRedirect(overview_url(""))
-    index = await queue_index()
-    slug = index.destination(typed) or await _created_since_scan(typed)
+    access = await for_request(request)
+    index = await queue_index(access)
+    slug = index.destination(typed) or await _created_since_scan(typed, access)
     if slug is not None:
         return HttpResponseRedirect(reverse("bullpen:queue", args=[slug]))
     job = await _job_destination(typed)

@@ -14,7 +14,8 @@ from dashboard.forms.actions import GroupActionForm
 from dashboard.forms.answer import action_input, valid
 from dashboard.forms.reads import FailureGroupsForm, FindForm
 from dashboard.guards import api_view, mutation_view, page_view
-from dashboard.viewer import can_act_on, viewer_kind
+from dashboard.queue_access import EVERYTHING, QueueAccess, for_request
+from dashboard.viewer import can_act_on, kind_on_queue
 from queues.actions.result import ActionResult
 from queues.alerts import read_alerts
 from queues.counts import summaries
@@ -26,9 +27,17 @@ from queues.keys import QueueRef
 from queues.workers import ClientListRefused, by_process, list_workers
 
 
-async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
-    firing = await read_alerts(await summaries())
+async def alerts_by_queue(access: QueueAccess = EVERYTHING) -> dict[str, list[dict[str, Any]]]:
+    """The alerts firing on every queue ``access`` may view."""
+    found = access.visible(await summaries(), lambda summary: summary.ref.slug)
+    firing = await read_alerts(found)
     return {ref.slug: [alert.as_json() for alert in firing[ref]] for ref in firing}
+
+
+async def _find(request: HttpRequest, job_id: str) -> list[QueueRef]:
+    """The queues the request's principal may view holding a job with this id."""
+    access = await for_request(request)
+    return access.visible(await find_job(job_id), lambda ref: ref.slug)
 
 
 # ---- API ------------------------------------------------------------------------------------
@@ -37,7 +46,7 @@ async def alerts_by_queue() -> dict[str, list[dict[str, Any]]]:
 @api_view
 async def find_api(request: HttpRequest) -> JsonResponse:
     job_id = valid(FindForm(request.GET)).cleaned_data["id"]
-    matches = await find_job(job_id)
+    matches = await _find(request, job_id)
     return JsonResponse(
         {
             "id": job_id,
@@ -79,7 +88,7 @@ async def workers_api(request: HttpRequest, queue: str) -> JsonResponse:
 
 @api_view
 async def alerts_api(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"alerts": await alerts_by_queue()})
+    return JsonResponse({"alerts": await alerts_by_queue(await for_request(request))})
 
 
 async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
@@ -116,7 +125,7 @@ async def _group_action(request: HttpRequest, queue: str, kind: str) -> ActionRe
 @page_view
 async def find_page(request: HttpRequest) -> HttpResponse:
     job_id = valid(FindForm(request.GET)).cleaned_data["id"].strip()
-    matches = await find_job(job_id) if job_id else []
+    matches = await _find(request, job_id) if job_id else []
     if len(matches) == 1:
         return HttpResponseRedirect(reverse("bullpen:job", args=[matches[0].slug, job_id]))
     return render(request, "bullpen/find.html", {"job_id": job_id, "matches": matches})
@@ -126,7 +135,7 @@ async def find_page(request: HttpRequest) -> HttpResponse:
 async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
     report = await shared_failure_groups(ref)
-    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    kind = await kind_on_queue(request, ref.slug)
     return render(
         request,
         "bullpen/_groups.html",

@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Literal
 
 from django.core import signing
+from django.http import HttpRequest
 
 from dashboard.access import allows, is_read_only, write_check
-from dashboard.principal import Principal
+from dashboard.principal import Principal, from_request
+from dashboard.queue_access import for_request
 
 # operator: may act; reader: signed in without the permission to act; anonymous: not signed in.
 ViewerKind = Literal["operator", "reader", "anonymous"]
@@ -23,6 +25,15 @@ async def viewer_kind(principal: Principal) -> ViewerKind:
     if not principal.authenticated:
         return "anonymous"
     return "operator" if await allows(write_check(), principal) else "reader"
+
+
+async def kind_on_queue(request: HttpRequest, queue_slug: str) -> ViewerKind:
+    """The viewer's kind on one queue's pages: an operator who may only view this queue
+    (QUEUE_ACCESS) sees it as a reader does."""
+    kind = await viewer_kind(await from_request(request))
+    if kind == "operator" and not (await for_request(request)).may_operate(queue_slug):
+        return "reader"
+    return kind
 
 
 def can_act_on(kind: ViewerKind, queue_slug: str) -> bool:

@@ -15,9 +15,10 @@ from dashboard.guards import page_view
 from dashboard.job_view import dead_letter_context, page_context, shown
 from dashboard.overview_list import COLUMNS, GROUPING_LABELS, PER_PAGE_CHOICES, SORT_CHOICES
 from dashboard.overview_page import read_listing
+from dashboard.queue_access import for_request
 from dashboard.serializers import queue_json
 from dashboard.state_labels import state_label
-from dashboard.viewer import can_act_on, sign_kind, viewer_kind
+from dashboard.viewer import can_act_on, kind_on_queue, sign_kind, viewer_kind
 from queues.conf import default_prefix, get_config
 from queues.counts import summary
 from queues.detail import job_detail
@@ -44,7 +45,8 @@ def _sort_choices(current: str) -> list[tuple[str, str]]:
 
 
 async def _overview(request: HttpRequest) -> dict[str, Any]:
-    listing = await read_listing(valid(OverviewForm(request.GET)).query())
+    access = await for_request(request)
+    listing = await read_listing(valid(OverviewForm(request.GET)).query(), access=access)
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     return {
         "listing": listing,
@@ -85,7 +87,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     state, page, per_page, order = job_page_params(request.GET, default_state)
     result = await read_job_page(ref, state, page, per_page, order)
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
-    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    kind = await kind_on_queue(request, ref.slug)
     can_act = can_act_on(kind, ref.slug)
     return render(
         request,
@@ -119,7 +121,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
     ref = QueueRef.from_slug(queue)
     # Fields cut inside Redis at what the page shows; "Download JSON" has the whole job.
     job = await job_detail(ref, job_id, cap=int(get_config()["DETAIL_FIELD_CAP"]))
-    kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
+    kind = await kind_on_queue(request, ref.slug)
     context = page_context(ref, job, viewer=kind)
     context["dead_letter"] = await dead_letter_context(ref, job)
     return render(request, "bullpen/job.html", context)

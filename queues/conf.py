@@ -60,6 +60,13 @@ DEFAULTS: dict[str, Any] = {
     "BASIC_AUTH_USERS": {},
     # Basic-auth users with plain passwords (the standalone site fills it from its environment).
     "BASIC_AUTH_PLAIN": {},
+    # Scopes of basic-auth users, named by QUEUE_ACCESS rules as "scope:<name>":
+    # {"alice": ["tenant42", "billing"]}.
+    "BASIC_AUTH_SCOPES": {},
+    # Per-queue access (dashboard/queue_access_rules.py): a list of rules, the first whose
+    # "QUEUES" glob matches a queue deciding who may "VIEW" and "OPERATE" it; a queue no rule
+    # matches is hidden. None: every queue is open to whoever READ_ACCESS / WRITE_ACCESS let in.
+    "QUEUE_ACCESS": None,
     # Refuse every action (403), whoever asks; per queue: QUEUE_OPTIONS[q]["read_only"].
     "READ_ONLY": False,
     # Bearer token for /metrics (Prometheus); empty: metrics are off.

@@ -33,6 +33,7 @@ _MAPPINGS = (
     "QUEUE_OPTIONS",
     "BASIC_AUTH_USERS",
     "BASIC_AUTH_PLAIN",
+    "BASIC_AUTH_SCOPES",
     "LIVE",
     "ALERTS",
     "WORKER",
