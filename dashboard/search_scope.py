@@ -8,6 +8,7 @@ from fnmatch import fnmatchcase
 
 from django.http import HttpRequest
 
+from dashboard.queue_access import for_request
 from queues.discovery import discovered
 from queues.keys import QueueRef
 
@@ -23,6 +24,9 @@ def matches_pattern(ref: QueueRef, patterns: Sequence[str]) -> bool:
 
 
 async def queues_to_search(request: HttpRequest, patterns: Sequence[str]) -> list[QueueRef]:
-    """The queues a search by this request covers, in the overview's order of names."""
+    """The queues a search by this request covers, in the overview's order of names: those
+    its user may view (QUEUE_ACCESS) and ``patterns`` name."""
     found = await discovered()
-    return sorted(ref for ref in found.queues if matches_pattern(ref, patterns))
+    access = await for_request(request)
+    named = sorted(ref for ref in found.queues if matches_pattern(ref, patterns))
+    return access.visible(named, lambda ref: ref.slug)

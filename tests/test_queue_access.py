@@ -132,6 +132,19 @@ async def test_a_tenant_reads_only_its_own_queues(
     assert went.status_code == 302 and "/q/t2-mail/" not in went["Location"]
     alerts = (await client.get("/queues/api/alerts/", headers=amy)).json()["alerts"]
     assert sorted(alerts) == ["t1-mail", "t1-sms"]
+    # The search over every queue covers hers only, asked for every queue or by a pattern.
+    for query, hers in (
+        ("q=needle", {"t1-mail", "t1-sms"}),
+        ("q=needle&queues=*-mail", {"t1-mail"}),
+    ):
+        everywhere = await client.get(f"/queues/api/search/?{query}", headers=amy)
+        body = b"".join([chunk async for chunk in everywhere.streaming_content])
+        matched = [json.loads(line) for line in body.splitlines()]
+        assert {m["queue"] for m in matched if m.get("type") == "match"} == hers, query
+        assert b"t2-mail" not in body, query
+    ops = await client.get("/queues/api/search/?q=needle", headers=auth("operator"))
+    ops_body = b"".join([chunk async for chunk in ops.streaming_content])
+    assert b"needle-t2-mail" in ops_body
 
 
 async def test_actions_follow_who_may_operate_which_queue(
