@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.utils import translation
 
 from dashboard import search_render, search_slots
 from dashboard.forms.answer import valid
@@ -99,8 +98,6 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
         return too_many()
     query = parse_query(raw)
     needle = query.text
-    # The stream is read after the view returns: its markup keeps the request's language.
-    language = translation.get_language()
 
     async def lines() -> AsyncIterator[bytes]:
         grouped: set[str] = set()
@@ -116,13 +113,12 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                 if isinstance(item, Match):
                     line = match_line(item, needle)
                     if render:
-                        with translation.override(language):
-                            if item.ref.slug not in grouped:
-                                grouped.add(item.ref.slug)
-                                line["group"] = search_render.group_html(item.ref)
-                            line["html"] = search_render.row_html(
-                                item.ref, item.state, item.job, line["match"]
-                            )
+                        if item.ref.slug not in grouped:
+                            grouped.add(item.ref.slug)
+                            line["group"] = search_render.group_html(item.ref)
+                        line["html"] = search_render.row_html(
+                            item.ref, item.state, item.job, line["match"]
+                        )
                     yield _line(line)
                 elif isinstance(item, QueueDone):
                     if not item.matched:
@@ -136,16 +132,15 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                         "states": item.by_state,
                     }
                     if render:
-                        with translation.override(language):
-                            done["html"] = search_render.foot_html(
-                                item.ref,
-                                item.scanned,
-                                item.matched,
-                                item.by_state,
-                                raw,
-                                can_act=can_act_on(kind, item.ref.slug),
-                                states=states,
-                            )
+                        done["html"] = search_render.foot_html(
+                            item.ref,
+                            item.scanned,
+                            item.matched,
+                            item.by_state,
+                            raw,
+                            can_act=can_act_on(kind, item.ref.slug),
+                            states=states,
+                        )
                     yield _line(done)
                 elif item.done or time.monotonic() - shown_at >= PROGRESS_EVERY:
                     shown_at = time.monotonic()
