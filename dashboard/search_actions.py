@@ -2,9 +2,9 @@
 ``?q=&state=``, where the action is retry, promote or remove.
 
 GET counts what the action would act on (the page asks "Retry 37 matching failed jobs?"; an
-htmx request gets that question as markup); POST starts it as a background action (202) with
-the usual checks of every action (credentials, CSRF, read-only) and an audit row holding the
-query and the count.
+htmx request gets that question as markup, in the page's language); POST starts it as a
+background action (202) with the usual checks of every action (credentials, CSRF, read-only)
+and an audit row holding the query and the count.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dashboard.actions_api import queue_ref
 from dashboard.forms.answer import action_input, valid
 from dashboard.forms.search import MatchActionForm, query_data
 from dashboard.guards import View, api_view, json_error, mutation_view
+from dashboard.match_question import match_question
 from queues.actions.result import ActionResult
 from queues.search_matches import ACTION_STATES, action_states, matching_ids, question
 
@@ -55,7 +56,8 @@ async def _count(request: HttpRequest, queue: str, action: str) -> HttpResponse:
         return JsonResponse(body)
     params = urlencode([("q", query), *[("state", s) for s in states]])
     url = reverse("bullpen:search-action", args=[ref.slug, action])
-    return render(request, "bullpen/_match_confirm.html", {**body, "url": f"{url}?{params}"})
+    shown = {**body, "question": match_question(action, states, count), "url": f"{url}?{params}"}
+    return render(request, "bullpen/_match_confirm.html", shown)
 
 
 def _acting(action: str) -> View:

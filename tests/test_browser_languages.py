@@ -1,10 +1,12 @@
 """The dashboard in the browser's language: a German Chromium gets German pages (overview, a
-queue, a job) with German numbers, an English one English, and the header's switcher changes
-the language for the pages that follow. German words are long: nothing may overflow a phone."""
+queue, a job, the search over every queue) with German numbers, an English one English, and
+the header's switcher changes the language for the pages that follow. German words are long:
+nothing may overflow a phone."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +79,36 @@ async def test_german_and_english_browsers_and_the_switcher(
         await expect(page.locator("#job-facts time .rel").first).to_contain_text("vor ")
         await page.screenshot(path=tmp_path / "de-job.png", full_page=True)
 
+        # The search over every queue: its page, the streamed groups and the script's progress
+        # words, and the question before acting on the matches.
+        await page.goto(f"{base}/queues/search/?q=declined&queues=shop")
+        await expect(page.locator("h1")).to_have_text("Alle Warteschlangen durchsuchen")
+        await expect(page.locator('[data-testid="search-progress"]')).to_have_text(
+            re.compile(r"^Warteschlangen 1 von 1, \d+ Jobs gelesen, 2 Treffer$")
+        )
+        group = page.locator('[data-testid="search-group"]')
+        await expect(group).to_have_attribute("aria-label", "Treffer in shop")
+        await expect(group.locator("th").last).to_have_text("Fundstelle")
+        await expect(group.locator("tbody .badge").first).to_have_text("fehlgeschlagen")
+        await expect(group.locator('[data-testid="search-group-foot"] .muted')).to_have_text(
+            re.compile(r"^2 Treffer \(2 fehlgeschlagen\) unter \d+ gelesenen Jobs$")
+        )
+        await group.locator('[data-testid="match-retry"]').click()
+        await expect(group.locator('[data-testid="match-question"]')).to_have_text(
+            "2 passende Jobs (fehlgeschlagen) erneut versuchen?"
+        )
+        await expect(group.locator('[data-testid="match-go"]')).to_have_text(
+            "2 Jobs erneut versuchen"
+        )
+        await page.screenshot(path=tmp_path / "de-search.png", full_page=True)
+
         # A phone: the long German words wrap; nothing sticks out of the screen.
         await page.set_viewport_size(PHONE)
         for path, name in (
             ("/queues/", "overview"),
             ("/queues/q/mail/?state=waiting", "queue"),
             (f"/queues/q/shop/jobs/{failed_id}/", "job"),
+            ("/queues/search/?q=declined&queues=shop", "search"),
         ):
             await page.goto(base + path)
             await expect(page.locator("html")).to_have_attribute("lang", "de")

@@ -25,6 +25,24 @@ def state_label(state: Any) -> str:
 
 
 @register.filter
+def states_and(states: Any) -> str:
+    """States in the page's language joined by "and": "failed and completed"."""
+    return state_labels.state_list([str(state) for state in states], "and")
+
+
+@register.filter
+def states_or(states: Any) -> str:
+    """States in the page's language joined by "or": "failed or completed"."""
+    return state_labels.state_list([str(state) for state in states], "or")
+
+
+@register.filter
+def state_counts(by_state: Any) -> str:
+    """(state, count) pairs as "3 failed, 1 completed" in the page's language."""
+    return state_labels.state_counts((str(state), int(n)) for state, n in by_state)
+
+
+@register.filter
 def count(value: Any) -> str:
     """A whole number grouped as the page's language writes it: 12,345 / 12.345 / 12 345."""
     if not isinstance(value, int) or isinstance(value, bool):
@@ -87,6 +105,29 @@ def script_text() -> dict[str, str]:
             ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", 2),
         ),
         **_forms(
+            "jobs_read",
+            ngettext("{n} job read", "{n} jobs read", 1),
+            ngettext("{n} job read", "{n} jobs read", 2),
+        ),
+        **_forms(
+            "matches",
+            ngettext("{n} match", "{n} matches", 1),
+            ngettext("{n} match", "{n} matches", 2),
+        ),
+        **_forms(
+            "skipped_any",
+            ngettext(
+                ", {n} skipped (data not readable as JSON)",
+                ", {n} skipped (data not readable as JSON)",
+                1,
+            ),
+            ngettext(
+                ", {n} skipped (data not readable as JSON)",
+                ", {n} skipped (data not readable as JSON)",
+                2,
+            ),
+        ),
+        **_forms(
             "started",
             ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 1),
             ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 2),
@@ -96,7 +137,12 @@ def script_text() -> dict[str, str]:
         **counted,
         "search_full": gettext(" (the first {n} shown: narrow the search for others)"),
         "search_capped": gettext(" (the search stops at this many jobs)"),
+        "search_truncated": gettext(
+            " (the search stops at this many jobs: narrow it to read the rest)"
+        ),
+        "queues_searched": gettext("queues {done} of {total}"),
         "searching": gettext("searching…"),
+        "search_cancelled": pgettext("search", "cancelled"),
         "search_failed_status": gettext("search failed ({status})"),
         "working": gettext("Working…"),
         "failed_status": gettext("Failed ({status})"),

@@ -180,7 +180,7 @@
   document.addEventListener("click", function (event) {
     var target = event.target;
     if (!target.closest) return;
-    if (target.closest(".search-cancel")) stop("cancelled");
+    if (target.closest(".search-cancel")) stop(say("search_cancelled", "cancelled"));
     var clearButton = target.closest(".search-clear");
     var form = document.querySelector("form.search");
     if (clearButton && form) {
@@ -214,6 +214,13 @@
   "use strict";
   var current = null; // {controller, form, last, stopped}
 
+  // The page's words (app.js reads them from the page), English without app.js.
+  function say(key, english, values) {
+    if (window.bullpenSay) return window.bullpenSay(key, english, values);
+    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
+    return english;
+  }
+
   function parts(form) {
     return {
       results: document.getElementById("search-all-results"),
@@ -238,13 +245,13 @@
   }
 
   function progressText(item) {
-    var text = "queues " + item.queues + " of " + item.queuesTotal + ", " + item.scanned +
-      (item.scanned === 1 ? " job" : " jobs") + " read, " + item.matched +
-      (item.matched === 1 ? " match" : " matches");
-    if (item.skipped) text += ", " + item.skipped + " skipped (data not readable as JSON)";
+    var text = say("queues_searched", "queues {done} of {total}", { done: item.queues, total: item.queuesTotal }) +
+      ", " + say("jobs_read", item.scanned === 1 ? "{n} job read" : "{n} jobs read", { n: item.scanned }) +
+      ", " + say("matches", item.matched === 1 ? "{n} match" : "{n} matches", { n: item.matched });
+    if (item.skipped) text += say("skipped_any", ", {n} skipped (data not readable as JSON)", { n: item.skipped });
     if (!item.done) return text + "…";
-    if (item.full) return text + " (the first " + item.matched + " shown: narrow the search for others)";
-    if (item.truncated) return text + " (the search stops at this many jobs: narrow it to read the rest)";
+    if (item.full) return text + say("search_full", " (the first {n} shown: narrow the search for others)", { n: item.matched });
+    if (item.truncated) return text + say("search_truncated", " (the search stops at this many jobs: narrow it to read the rest)");
     return text;
   }
 
@@ -288,7 +295,7 @@
       search.last = item;
       p.progress.textContent = progressText(item);
     } else if (item.type === "error") {
-      p.progress.textContent = "search failed: " + item.error;
+      p.progress.textContent = say("search_failed", "search failed: {error}", { error: item.error });
     }
   }
 
@@ -316,7 +323,7 @@
     p.results.textContent = "";
     p.none.hidden = true;
     p.cancel.hidden = false;
-    p.progress.textContent = "searching…";
+    p.progress.textContent = say("searching", "searching…");
     var url = new URL(location.href);
     url.search = data.toString();
     if (url.href !== location.href) history.replaceState(history.state, "", url.href);
@@ -329,7 +336,7 @@
       });
       if (!response.ok) {
         var problem = await response.json().catch(function () { return {}; });
-        p.progress.textContent = problem.error || "search failed (" + response.status + ")";
+        p.progress.textContent = problem.error || say("search_failed_status", "search failed ({status})", { status: response.status });
         return;
       }
       var reader = response.body.getReader();
@@ -345,7 +352,7 @@
       }
       if (search.last && search.last.done) p.none.hidden = search.last.matched > 0;
     } catch (error) {
-      if (!search.stopped) p.progress.textContent = "search failed: " + error.message;
+      if (!search.stopped) p.progress.textContent = say("search_failed", "search failed: {error}", { error: error.message });
     } finally {
       if (current === search) {
         current = null;
@@ -373,7 +380,7 @@
   document.addEventListener("click", function (event) {
     var target = event.target;
     if (!target.closest) return;
-    if (target.closest("form.search-all .search-cancel")) stop("cancelled");
+    if (target.closest("form.search-all .search-cancel")) stop(say("search_cancelled", "cancelled"));
     var dismiss = target.closest(".match-dismiss");
     if (dismiss) {
       var box = dismiss.closest(".match-confirm");
