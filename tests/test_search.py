@@ -65,13 +65,13 @@ async def test_search_kinds(client: AsyncClient, peer: Peer) -> None:
     assert bad.status_code == 400
 
 
-async def test_search_over_200k_jobs_streams_while_other_requests_answer(
+async def test_search_over_100k_jobs_streams_while_other_requests_answer(
     client: AsyncClient, redis_server: RedisServer
 ) -> None:
     connection = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
     queue = Queue("big", {"connection": connection})
     try:
-        for start in range(0, 200_000, 2000):
+        for start in range(0, 100_000, 2000):
             await queue.addBulk(
                 [
                     {"name": "sync", "data": {"i": i, "userId": i % 500}}
@@ -89,7 +89,7 @@ async def test_search_over_200k_jobs_streams_while_other_requests_answer(
 
     async def run_search() -> None:
         response = await client.get(
-            "/queues/api/queues/big/search/?state=waiting&q=data.userId%20%3D%2042&budget=200000"
+            "/queues/api/queues/big/search/?state=waiting&q=data.userId%20%3D%2042&budget=100000"
         )
         buffer = b""
         async for chunk in response.streaming_content:
@@ -113,13 +113,13 @@ async def test_search_over_200k_jobs_streams_while_other_requests_answer(
             await asyncio.sleep(0.05)
 
     await asyncio.gather(run_search(), other_requests())
-    assert len(matches) == 400  # every 500th job has userId 42
+    assert len(matches) == 200  # every 500th job has userId 42
     assert progress[-1] == {
         "type": "progress",
-        "scanned": 200_000,
-        "total": 200_000,
-        "matched": 400,
+        "scanned": 100_000,
+        "total": 100_000,
+        "matched": 200,
         "done": True,
     }
-    assert len(progress) > 100  # progress came in many steps, not at the end
+    assert len(progress) > 50  # progress came in many steps, not at the end
     assert others_during_search > 0  # the overview answered while the scan ran
