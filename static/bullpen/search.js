@@ -1,3 +1,43 @@
+// What both searches share: the page's words and the reading of an NDJSON stream.
+window.bullpenSearchStream = (function () {
+  "use strict";
+
+  // The page's words (app.js reads them from the page), English without app.js.
+  function say(key, english, values) {
+    if (window.bullpenSay) return window.bullpenSay(key, english, values);
+    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
+    return english;
+  }
+
+  // Fetch `url` and hand each chunk's complete lines, parsed, to `onItems` until the stream
+  // ends or the search stops. False when the server refused: `progress` then says why.
+  async function read(url, search, progress, onItems) {
+    var response = await fetch(url, {
+      signal: search.controller.signal,
+      headers: { Accept: "application/x-ndjson" },
+    });
+    if (!response.ok) {
+      var problem = await response.json().catch(function () { return {}; });
+      progress.textContent = problem.error || say("search_failed_status", "search failed ({status})", { status: response.status });
+      return false;
+    }
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = "";
+    for (;;) {
+      var chunk = await reader.read();
+      if (chunk.done || search.stopped) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      var lines = buffer.split("\n");
+      buffer = lines.pop();
+      onItems(lines.filter(Boolean).map(function (line) { return JSON.parse(line); }));
+    }
+    return true;
+  }
+
+  return { say: say, read: read };
+})();
+
 // Streaming search on the queue page. The server scans the tab's jobs in bounded steps and
 // streams NDJSON: each match with its row already rendered by the page's row template
 // (render=row), and progress numbers. This script only inserts that HTML and writes the
@@ -24,12 +64,7 @@
     };
   }
 
-  // The page's words (app.js reads them from the page), English without app.js.
-  function say(key, english, values) {
-    if (window.bullpenSay) return window.bullpenSay(key, english, values);
-    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
-    return english;
-  }
+  var say = window.bullpenSearchStream.say;
 
   function progressText(item) {
     var text = say("scanned", item.matched === 1 ? "scanned {scanned} of {total}, {n} match" :
@@ -114,29 +149,10 @@
         state: form.dataset.state, q: query, render: "row", max_matches: form.dataset.maxMatches,
       }).toString();
     try {
-      var response = await fetch(url, {
-        signal: search.controller.signal,
-        headers: { Accept: "application/x-ndjson" },
-      });
-      if (!response.ok) {
-        var problem = await response.json().catch(function () { return {}; });
-        parts.progress.textContent = problem.error || say("search_failed_status", "search failed ({status})", { status: response.status });
-        return;
-      }
-      var reader = response.body.getReader();
-      var decoder = new TextDecoder();
-      var buffer = "";
-      for (;;) {
-        var chunk = await reader.read();
-        if (chunk.done || search.stopped) break;
-        buffer += decoder.decode(chunk.value, { stream: true });
-        var lines = buffer.split("\n");
-        buffer = lines.pop();
+      var read = await window.bullpenSearchStream.read(url, search, parts.progress, function (items) {
         var html = "";
         var error = null;
-        lines.forEach(function (line) {
-          if (!line) return;
-          var item = JSON.parse(line);
+        items.forEach(function (item) {
           if (item.type === "job" && item.html) html += item.html;
           else if (item.type === "progress") search.last = item;
           else if (item.type === "error") error = item.error;
@@ -144,8 +160,8 @@
         if (html) insertRows(parts.body, html);
         if (error) parts.progress.textContent = say("search_failed", "search failed: {error}", { error: error });
         else if (search.last) parts.progress.textContent = progressText(search.last);
-      }
-      if (search.last && search.last.done) parts.none.hidden = parts.body.rows.length > 0;
+      });
+      if (read && search.last && search.last.done) parts.none.hidden = parts.body.rows.length > 0;
     } catch (error) {
       if (!search.stopped) parts.progress.textContent = say("search_failed", "search failed: {error}", { error: error.message });
     } finally {
@@ -214,12 +230,7 @@
   "use strict";
   var current = null; // {controller, form, last, stopped}
 
-  // The page's words (app.js reads them from the page), English without app.js.
-  function say(key, english, values) {
-    if (window.bullpenSay) return window.bullpenSay(key, english, values);
-    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
-    return english;
-  }
+  var say = window.bullpenSearchStream.say;
 
   function parts(form) {
     return {
@@ -330,27 +341,11 @@
     data.set("render", "html");
     data.set("max_matches", form.dataset.maxMatches);
     try {
-      var response = await fetch(form.dataset.searchUrl + "?" + data.toString(), {
-        signal: search.controller.signal,
-        headers: { Accept: "application/x-ndjson" },
+      var streamUrl = form.dataset.searchUrl + "?" + data.toString();
+      var read = await window.bullpenSearchStream.read(streamUrl, search, p.progress, function (items) {
+        items.forEach(function (item) { apply(p, item, search); });
       });
-      if (!response.ok) {
-        var problem = await response.json().catch(function () { return {}; });
-        p.progress.textContent = problem.error || say("search_failed_status", "search failed ({status})", { status: response.status });
-        return;
-      }
-      var reader = response.body.getReader();
-      var decoder = new TextDecoder();
-      var buffer = "";
-      for (;;) {
-        var chunk = await reader.read();
-        if (chunk.done || search.stopped) break;
-        buffer += decoder.decode(chunk.value, { stream: true });
-        var lines = buffer.split("\n");
-        buffer = lines.pop();
-        lines.forEach(function (line) { if (line) apply(p, JSON.parse(line), search); });
-      }
-      if (search.last && search.last.done) p.none.hidden = search.last.matched > 0;
+      if (read && search.last && search.last.done) p.none.hidden = search.last.matched > 0;
     } catch (error) {
       if (!search.stopped) p.progress.textContent = say("search_failed", "search failed: {error}", { error: error.message });
     } finally {
