@@ -45,7 +45,7 @@ from queues.live.logs import LogTails
 from queues.live.outbox import Outbox, Publish
 from queues.live.progress import ProgressUpdates
 from queues.live.rows import RowChanges
-from queues.live.schedule import Chores, Periodic
+from queues.live.schedule import Chores, Later, Periodic
 from queues.live.status import REDIS_ERRORS, RedisStatus
 from queues.live.streams import StreamReader
 from queues.live.watching import Watching
@@ -85,6 +85,10 @@ class LiveSettings:
     lease_ttl_ms: int = 5000
     # The reader's heartbeat to the pages: pages that miss three mark their figures stale.
     heartbeat_interval: float = 2.0
+    # Pages served through a Redis channel layer subscribe again on their own schedule after
+    # its Redis comes back (about a second): what is sent before that reaches nobody, so
+    # everything is sent again this long after the layer takes messages again.
+    layer_resubscribe_grace: float = 3.0
     # While an overview is open, keys a second walked to notice new queues (new_queues.py).
     new_queue_scan_keys: int = 20000
     # The websocket (dashboard/consumers.py): watches one socket may hold, sockets one client
@@ -118,10 +122,10 @@ class Follower:
             adopt=Periodic(1.0),
             flush_samples=Periodic(5.0),
             tail_logs=Periodic(s.logs_interval),
+            resend_again=Later(),
         )
         self.status = RedisStatus()
-        # The channel layer is back after refusing messages: pages missed some, send everything.
-        self.outbox = Outbox(publish, layer_back=self._send_everything_soon)
+        self.outbox = Outbox(publish, layer_back=self._layer_back)
         self.leadership = Leadership(
             registry,
             lease_key=f"{key_prefix}:live:lease",
@@ -239,6 +243,8 @@ class Follower:
         watching.add_own(leadership.registry)
         if watching.idle:
             return  # nobody watches any page: read nothing until someone does
+        if chores.resend_again.due():
+            self._send_everything_soon()
         if chores.full_refresh.due():
             found = await self.following.discovered(redis)
             everything = chores.resend_counts.due()
@@ -265,6 +271,12 @@ class Follower:
         self.rows.clear()
         self.counts.restart()
         self._send_everything_soon()
+
+    def _layer_back(self) -> None:
+        """The channel layer takes messages again after refusing some: pages missed some. Send
+        everything now, and again once the pages' side has surely subscribed again."""
+        self._send_everything_soon()
+        self.chores.resend_again.arm(self.settings.layer_resubscribe_grace)
 
     def _send_everything_soon(self) -> None:
         """Pages may have missed counts (a new reader, Redis or the channel layer back): read

@@ -26,6 +26,22 @@ class Periodic:
         self._next = 0.0
 
 
+class Later:
+    """A one-off chore: due once, ``seconds`` after it was last armed."""
+
+    def __init__(self) -> None:
+        self._at: float | None = None
+
+    def arm(self, seconds: float) -> None:
+        self._at = time.monotonic() + seconds
+
+    def due(self) -> bool:
+        if self._at is None or time.monotonic() < self._at:
+            return False
+        self._at = None
+        return True
+
+
 @dataclass(frozen=True)
 class Chores:
     """The follower's periodic chores, one timer each."""
@@ -40,7 +56,10 @@ class Chores:
     adopt: Periodic
     flush_samples: Periodic
     tail_logs: Periodic
+    resend_again: Later
 
     def hurry_all(self) -> None:
         for chore in fields(self):
-            getattr(self, chore.name).hurry()
+            timer = getattr(self, chore.name)
+            if isinstance(timer, Periodic):
+                timer.hurry()

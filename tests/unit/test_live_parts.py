@@ -7,7 +7,7 @@ import time
 from dataclasses import fields
 
 from queues.interest import Everyone, Interest
-from queues.live.schedule import Chores, Periodic
+from queues.live.schedule import Chores, Later, Periodic
 from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
 
@@ -22,11 +22,22 @@ def test_a_chore_is_due_at_once_then_once_per_period_unless_hurried() -> None:
 
 
 def test_every_chore_is_due_after_a_hurry_all() -> None:
-    chores = Chores(*(Periodic(60.0) for _ in fields(Chores)))
+    periodic = (Periodic(60.0) for _ in fields(Chores)[:-1])
+    chores = Chores(*periodic, resend_again=Later())
     assert all([chores.renew_lease.due(), chores.full_refresh.due(), chores.tail_logs.due()])
     assert not chores.full_refresh.due()
     chores.hurry_all()
     assert chores.renew_lease.due() and chores.full_refresh.due() and chores.tail_logs.due()
+
+
+def test_a_later_chore_is_due_once_after_its_delay_and_only_when_armed() -> None:
+    later = Later()
+    assert not later.due()
+    later.arm(0.2)
+    assert not later.due()
+    time.sleep(0.25)
+    assert later.due()
+    assert not later.due()
 
 
 def test_row_reads_are_granted_within_the_rate_and_never_beyond_one_second() -> None:
