@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
@@ -30,6 +31,9 @@ from queues.live_protocol import LiveMessage
 log = logging.getLogger("bullpen.live")
 
 Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
+# A page that heard from the server within this long does not need the reader's beat (it
+# says "stale" after 7 s of silence; the reader beats every 2 s).
+BEAT_NOT_NEEDED_WITHIN = 2.0
 AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
 
 
@@ -42,6 +46,8 @@ class Hub:
         # Each member's viewer kind, page language and queue access: who may be sent what.
         self.members: dict[str, dict[Deliver, tuple[ViewerKind, str, AccessOf]]] = {}
         self.channel: str | None = None
+        # When each page was last sent anything (monotonic seconds).
+        self.last_sent: dict[Deliver, float] = {}
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -72,6 +78,8 @@ class Hub:
             if members is None:
                 return
             members.pop(deliver, None)
+            if not any(deliver in others for others in self.members.values()):
+                self.last_sent.pop(deliver, None)
             if not members:
                 del self.members[group]
                 if layer is not None and self.channel is not None:
@@ -100,10 +108,14 @@ class Hub:
             if not members:
                 continue
             payload = message["payload"]
+            now = time.monotonic()
+            heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
             narrowed: dict[Hashable, LiveMessage | None] = {}
             texts: dict[tuple[Hashable, str, str], str] = {}
             variants: dict[tuple[Hashable, ViewerKind], str] = {}
             for deliver, (kind, language, access_of) in list(members.items()):
+                if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
+                    continue
                 try:
                     access = access_of()
                     audience = access.audience
@@ -120,6 +132,7 @@ class Hub:
                         with translation.override(language):
                             text = live_render.encode(seen, kind)
                         texts[audience, key, language] = text
+                    self.last_sent[deliver] = now
                     await deliver(group, text)
                 except Exception:  # one broken socket must not stop the others' updates
                     log.debug("live message not delivered", exc_info=True)
@@ -135,7 +148,13 @@ class Hub:
 
     async def close(self) -> None:
         await cancel_and_wait(self._pump)
-        self._pump, self.channel, self.members = None, None, {}
+        self._pump, self.channel, self.members, self.last_sent = None, None, {}, {}
+
+
+def _is_beat(payload: Any) -> bool:
+    if not isinstance(payload, dict):
+        return False
+    return payload.get("type") == "status" and bool(payload.get("beat"))
 
 
 _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}

@@ -9,8 +9,9 @@
   var retry = 0;
   var redisState = "ok";
   var recovering = null;
-  // The reader of BullMQ's events sends a beat every 2 s while updates flow; a page that has
-  // not heard one for this long says its figures may be stale instead of saying "live".
+  // The reader of BullMQ's events beats every 2 s to pages that heard nothing else lately; a
+  // page that has heard neither a beat nor an update for this long says its figures may be
+  // stale instead of saying "live".
   var STALE_AFTER_MS = 7000;
   var lastBeat = 0;
   var stale = false;
@@ -148,6 +149,7 @@
       else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
+    if (!stale) lastBeat = Date.now();  // updates flow: as good as a beat (a stale page waits for one)
     if (redisState === "ok" && !stale) setStatus("live", say("live", "live"));
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") {
