@@ -15,6 +15,7 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.translation import gettext, pgettext_lazy
 
 from dashboard import audit, landing
 from queues.actions.result import ActionResult
@@ -137,8 +138,22 @@ def summary(record: ActionRecord) -> str:
     )
     if record.state == DONE:
         return did
-    ended = record.state.capitalize()
-    return f"{ended}: {did}. {record.error}" if record.error else f"{ended}: {did}"
+    ended = str(_ENDED.get(record.state, record.state))
+    if record.error:
+        return gettext("%(ended)s: %(did)s. %(error)s") % {
+            "ended": ended,
+            "did": did,
+            "error": record.error,
+        }
+    return gettext("%(ended)s: %(did)s") % {"ended": ended, "did": did}
+
+
+# How an action that did not finish its work ended, as its summary begins.
+_ENDED = {
+    "cancelled": pgettext_lazy("bulk action", "Cancelled"),
+    "interrupted": pgettext_lazy("bulk action", "Interrupted"),
+    "failed": pgettext_lazy("bulk action", "Failed"),
+}
 
 
 class PagesAndAudit:

@@ -101,6 +101,9 @@ async def test_german_and_english_browsers_and_the_switcher(
             "2 Jobs erneut versuchen"
         )
         await page.screenshot(path=tmp_path / "de-search.png", full_page=True)
+        # Done in the background, followed over the websocket: its end is said in German too.
+        await group.locator('[data-testid="match-go"]').click()
+        await expect(page.get_by_test_id("toast")).to_have_text("2 Jobs erneut versucht")
 
         # A phone: the long German words wrap; nothing sticks out of the screen.
         await page.set_viewport_size(PHONE)

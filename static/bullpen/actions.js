@@ -61,10 +61,19 @@
   function end(s) {
     if (shown[s.id]) return;
     shown[s.id] = true;
+    var url = followed[s.id];
     delete followed[s.id];
     var say = function () {
-      showBar(s);
-      toast(s.text || s.action + ": " + s.state, s.state !== "done");
+      // A live message's words are the server's default language; the status URL answers
+      // in this page's.
+      var worded = s.live && url ? fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (body) { if (body && body.text) s.text = body.text; })
+        .catch(function () { return null; }) : Promise.resolve();
+      worded.then(function () {
+        showBar(s);
+        toast(s.text || s.action + ": " + s.state, s.state !== "done");
+      });
     };
     // The list, counts and groups as they are now; the page stays where it was.
     if (window.htmx && document.getElementById("main")) {
@@ -119,6 +128,7 @@
     var message = event.detail;
     if (!message || message.type !== "bulk" || !message.id) return;
     var s = status(message);
+    s.live = true;
     if (s.over) {
       finals[s.id] = s;
       if (followed[s.id]) { end(s); return; }
