@@ -3,6 +3,7 @@ was done; signing out (basic credentials, a session) leaves read-only pages."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, Page, Route, async_playwright, expect
 
 from tests.conftest import CHROMIUM_ARGS, ROOT, LiveServer, Peer
 
@@ -123,7 +124,22 @@ async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(
         groups = page.locator('[data-testid="failure-groups"] tbody tr')
         await expect(groups).to_have_count(2)
         smtp = groups.filter(has_text="SMTP timeout")
-        await smtp.locator('[data-testid="remove-group"]').click()
+        # The answer is held back until a live update has replaced the button that asked:
+        # the page must still follow the action it started.
+        replaced = asyncio.Event()
+
+        async def answer_late(route: Route) -> None:
+            response = await route.fetch()
+            await asyncio.wait_for(replaced.wait(), 20)
+            await route.fulfill(response=response)
+
+        await page.route("**/remove-group/", answer_late)
+        button = smtp.locator('[data-testid="remove-group"]')
+        handle = await button.element_handle()
+        assert handle is not None
+        await button.click()
+        await page.wait_for_function("button => !button.isConnected", arg=handle, timeout=20000)
+        replaced.set()
         # A group's removal runs as a background action: the page follows it to its end, which
         # on a loaded machine (the suite runs in two processes) can take more than 5 s.
         await expect(page.locator("#toast")).to_have_text("3 jobs removed", timeout=20000)
