@@ -19,6 +19,7 @@ from dashboard.queue_access import for_request
 from dashboard.serializers import queue_json
 from dashboard.state_labels import state_label
 from dashboard.viewer import can_act_on, kind_on_queue, sign_kind, viewer_kind
+from queues import connections
 from queues.conf import default_prefix, get_config
 from queues.counts import summary
 from queues.detail import job_detail
@@ -53,6 +54,8 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "query": listing.query,
         "states": COLUMNS,
         "first_prefix": default_prefix(),
+        # With several Redis connections each row names its own.
+        "several_connections": connections.several(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
         "groupings": GROUPING_LABELS,
         "per_page_choices": PER_PAGE_CHOICES,
@@ -94,6 +97,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
         "bullpen/queue.html",
         {
             "queue": info,
+            "several_connections": connections.several(),
             "tabs": tabs,
             "state": state,
             "result": result,

@@ -18,6 +18,9 @@
   // says so (the server's words) until someone signs in and loads it again.
   var SIGNED_OUT = 4403;
   var signedOut = false;
+  // With several Redis connections each has its own reader and status: one that is down
+  // (name → why) leaves the others live, and the header names it.
+  var connectionsDown = {};
 
   function statusEl() { return document.getElementById("live-status"); }
 
@@ -121,6 +124,18 @@
     markStale(true, text);
   }
 
+  // The header's words when some connections are down and others answer (the page stays
+  // live), or "" when the message is about the only connection or every one is down.
+  function partlyDown(message) {
+    var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
+    if (names.length < 2 || !message.connection) return "";
+    if (message.redis === "down") connectionsDown[message.connection] = message.detail || "";
+    else delete connectionsDown[message.connection];
+    var down = Object.keys(connectionsDown);
+    if (!down.length || down.length >= names.length) return "";
+    return say("connections_down", "live · {names} unreachable", { names: down.join(", ") });
+  }
+
   function checkBeat() {
     if (signedOut || !socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
     var silent = Date.now() - lastBeat;
@@ -135,6 +150,8 @@
     if (message.type === "signed-out") { showSignedOut(message.text); return; }
     if (signedOut) return;
     if (message.type === "status") {
+      var partly = partlyDown(message);
+      if (partly) message = { type: "status", redis: "ok", detail: "", beat: message.beat };
       var wasDown = redisState === "down";
       var wasStale = stale;
       redisState = message.redis;
@@ -142,13 +159,18 @@
       stale = false;
       markStale(message.redis === "down", message.detail ? say("redis_down_detail", "Redis unreachable: {detail}", { detail: message.detail }) : say("redis_down", "Redis unreachable"));
       if (message.redis === "down") setStatus("down", say("redis_down", "Redis unreachable"));
+      else if (partly) setStatus("partial", partly);
       else setStatus("live", say("live", "live"));
       if (message.redis === "ok" && wasStale) subscribe(true);  // read again what was missed
       if (message.redis === "ok" && main() && main().dataset.outage) recover();
       else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
-    if (redisState === "ok" && !stale) setStatus("live", say("live", "live"));
+    if (redisState === "ok" && !stale) {
+      var downNames = Object.keys(connectionsDown);
+      if (downNames.length) setStatus("partial", say("connections_down", "live · {names} unreachable", { names: downNames.join(", ") }));
+      else setStatus("live", say("live", "live"));
+    }
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") {
       // One look for the overview's rows per message, not one per queue (thousands at first).
