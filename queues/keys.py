@@ -49,8 +49,13 @@ class QueueRef:
     def slug(self) -> str:
         """How URLs name the queue: the bare name under the default prefix, and with several
         connections its connection after an ``@`` (queues/connections.py)."""
-        within = self.name if self.prefix == default_prefix() else f"{self.prefix}:{self.name}"
-        return connections.slug_with_connection(within, self.connection)
+        return connections.slug_with_connection(self.slug_on_connection, self.connection)
+
+    @property
+    def slug_on_connection(self) -> str:
+        """The slug without its connection: the bare name under the default prefix, else
+        ``<prefix>:<name>``."""
+        return self.name if self.prefix == default_prefix() else f"{self.prefix}:{self.name}"
 
     @classmethod
     def from_slug(cls, slug: str) -> QueueRef:
