@@ -105,6 +105,7 @@ async def test_same_named_queues_on_two_servers_stay_apart(
     eu_job = (await client.get("/queues/q/mail@eu/jobs/1/")).content.decode()
     assert "us-doomed" in us_job and "eu-doomed" not in us_job
     assert "eu-doomed" in eu_job and "us-doomed" not in eu_job
+    assert 'data-testid="connection" title="Redis connection">us</span>' in us_job
     api_jobs = (await client.get("/queues/api/queues/mail@us/jobs/?state=waiting")).json()
     assert sorted(job["id"] for job in api_jobs["jobs"]) == ["3", "4", "5"]
     # A link made while there was one server names the first (default) connection's queue,

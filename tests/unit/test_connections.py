@@ -4,6 +4,7 @@ and comes back, what the checks say about CONNECTIONS, and the standalone site's
 from __future__ import annotations
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from bullpen_site.env_access import BadEnvironment
@@ -132,3 +133,8 @@ def test_redis_urls_names_several_connections() -> None:
     with pytest.raises(BadEnvironment) as raised:
         parse_redis_urls("eu:redis://user:secret@a")
     assert "secret" not in str(raised.value)
+
+
+def test_the_worker_runner_refuses_a_connection_not_configured() -> None:
+    with override_settings(BULLPEN=TWO), pytest.raises(CommandError, match=r"'asia'.*eu, us"):
+        call_command("runqueueworker", connection="asia")
