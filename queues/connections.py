@@ -79,12 +79,6 @@ def url_of(name: str | None) -> str:
     raise QueueNotFound(f"No Redis connection named {name!r}")
 
 
-def slug_with_connection(slug: str, connection: str) -> str:
-    """A queue's URL name: as with one connection, plus ``@<connection>`` when there are
-    several."""
-    return f"{slug}{SLUG_SEPARATOR}{connection}" if several() else slug
-
-
 def split_slug(slug: str) -> tuple[str, str]:
     """``(connection, slug without it)`` of a URL's queue segment. A segment without a
     configured connection after its last ``@`` (a link from before there were several) names

@@ -49,7 +49,10 @@ class QueueRef:
     def slug(self) -> str:
         """How URLs name the queue: the bare name under the default prefix, and with several
         connections its connection after an ``@`` (queues/connections.py)."""
-        return connections.slug_with_connection(self.slug_on_connection, self.connection)
+        within = self.name if self.prefix == default_prefix() else f"{self.prefix}:{self.name}"
+        if connections.several():
+            return f"{within}{connections.SLUG_SEPARATOR}{self.connection}"
+        return within
 
     @property
     def slug_on_connection(self) -> str:
