@@ -47,7 +47,6 @@ def reset() -> None:
     """Forget the kept queue lists: the settings they were scanned with changed."""
     _cache.clear()
     _refreshing.clear()
-    reachability.forget()
 
 
 def forget(ref: QueueRef) -> None:

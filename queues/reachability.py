@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+from queues.conf import on_change
+
 # Seconds a connection found down is skipped by reads that can do without it.
 RETRY_AFTER_S = 5.0
 
@@ -34,6 +36,7 @@ def skip(connection: str) -> bool:
     return found is not None and time.monotonic() - found[0] < RETRY_AFTER_S
 
 
+@on_change
 def forget() -> None:
-    """Forget every observation (settings changed, tests)."""
+    """Forget every observation (the connections may have changed; tests)."""
     _down.clear()
