@@ -15,7 +15,7 @@ from typing import Any
 from queues import connections, fastpipe, reachability
 from queues.conf import on_change
 from queues.connection import get_client
-from queues.discovery import Discovered, discovered
+from queues.discovery import Discovered, discovered, discovered_on
 from queues.fastpipe import Command
 from queues.keys import STATES, QueueRef
 from queues.per_connection import by_connection
@@ -129,12 +129,17 @@ async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
     """Summaries of ``refs`` (default: every discovered queue), in one round trip per
     connection. Every queue's: with several connections, those of one that cannot be reached
     are left out (queues/reachability.py names it)."""
-    async with translate_redis_errors():
-        found: Discovered = await discovered()
     if refs is None:
+        async with translate_redis_errors():
+            found: Discovered = await discovered()
         everywhere = connections.several()
         return await read_summaries(list(found.queues), found.legacy_paused, partial=everywhere)
-    return await read_summaries(refs, found.legacy_paused)
+    # Only the named queues' connections are asked: another one being down is not theirs.
+    legacy_paused: frozenset[QueueRef] = frozenset()
+    async with translate_redis_errors():
+        for connection in {ref.connection for ref in refs}:
+            legacy_paused |= (await discovered_on(connection)).legacy_paused
+    return await read_summaries(refs, legacy_paused)
 
 
 async def read_summaries(

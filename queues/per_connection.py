@@ -1,18 +1,23 @@
 """Reads over queues of several connections: each connection's share in one pipelined round
-trip on its own client, the shares at the same time, the replies in the order asked."""
+trip on its own client, the shares at the same time, the replies in the order asked.
+
+A read over several connections goes on without one that cannot be reached: its replies are
+the error (as an error reply would be), and queues/reachability.py is told. A read that needs
+one connection only fails with it, as it always did."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, cast
 
-from queues import fastpipe
+from queues import fastpipe, reachability
 from queues.connection import get_client
+from queues.errors import RedisUnavailable
 from queues.fastpipe import Command
 from queues.keys import QueueRef
-
-T = TypeVar("T")
+from queues.redis_errors import reason
+from queues.unreachable_errors import UNREACHABLE
 
 
 def by_connection(refs: Iterable[QueueRef]) -> dict[str, list[QueueRef]]:
@@ -37,16 +42,28 @@ async def execute(
     for index, name in enumerate(connections):
         shares.setdefault(name, []).append(index)
     answers = await asyncio.gather(
-        *(
-            fastpipe.execute(get_client(name), [commands[i] for i in indexes])
-            for name, indexes in shares.items()
-        )
+        *(_share(name, [commands[i] for i in indexes]) for name, indexes in shares.items())
     )
+    if all(isinstance(answer, BaseException) for answer in answers):
+        raise cast(BaseException, answers[0])
     replies: list[Any] = [None] * len(commands)
     for indexes, answer in zip(shares.values(), answers, strict=True):
-        for index, reply in zip(indexes, answer, strict=True):
-            replies[index] = reply
+        for position, index in enumerate(indexes):
+            replies[index] = answer if isinstance(answer, BaseException) else answer[position]
     return replies
+
+
+async def _share(name: str, commands: list[Command]) -> list[Any] | BaseException:
+    """One connection's replies, or why it could not be read."""
+    if reachability.skip(name):
+        return RedisUnavailable(f"Redis connection {name!r} is unreachable")
+    try:
+        found = await fastpipe.execute(get_client(name), commands)
+    except UNREACHABLE as error:
+        reachability.note_down(name, reason(error))
+        return error
+    reachability.note_up(name)
+    return found
 
 
 async def execute_for(refs: Sequence[QueueRef], commands: Sequence[Command]) -> list[Any]:

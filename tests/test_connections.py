@@ -106,6 +106,8 @@ async def test_same_named_queues_on_two_servers_stay_apart(
     assert "us-doomed" in us_job and "eu-doomed" not in us_job
     assert "eu-doomed" in eu_job and "us-doomed" not in eu_job
     assert 'data-testid="connection" title="Redis connection">us</span>' in us_job
+    found = (await client.get("/queues/api/find/?id=1")).json()
+    assert sorted(match["queue"] for match in found["matches"]) == ["mail@eu", "mail@us"]
     api_jobs = (await client.get("/queues/api/queues/mail@us/jobs/?state=waiting")).json()
     assert sorted(job["id"] for job in api_jobs["jobs"]) == ["3", "4", "5"]
     # A link made while there was one server names the first (default) connection's queue,
@@ -203,6 +205,9 @@ async def test_a_stopped_server_leaves_the_other_working(
         assert listed["connections"][1]["name"] == "us"
         assert listed["connections"][1]["reachable"] is False
         assert listed["connections"][1]["error"]
+        # Reads over every queue go on without it: a job id is looked for on the other.
+        found = (await client.get("/queues/api/find/?id=1")).json()
+        assert [match["queue"] for match in found["matches"]] == ["mail@eu"]
         # Only the stopped server's pages answer 503.
         assert (await client.get("/queues/q/mail@us/")).status_code == 503
         assert (await client.get("/queues/q/mail@eu/")).status_code == 200
