@@ -40,13 +40,17 @@ class Discovered:
 # Per connection: its kept queue list, and the refresh running in the background.
 _cache: dict[str, Discovered] = {}
 _refreshing: dict[str, asyncio.Task[Discovered]] = {}
+# The last merge of several connections' lists, and the lists it was made of.
+_merged: tuple[tuple[Discovered, ...], Discovered] | None = None
 
 
 @on_change
 def reset() -> None:
     """Forget the kept queue lists: the settings they were scanned with changed."""
+    global _merged
     _cache.clear()
     _refreshing.clear()
+    _merged = None
 
 
 def forget(ref: QueueRef) -> None:
@@ -158,13 +162,19 @@ async def discovered() -> Discovered:
     names = connections.names()
     if len(names) == 1:
         return await discovered_on(names[0])
-    found = await asyncio.gather(*(_discovered_or_unreachable(name) for name in names))
-    return Discovered(
+    found = tuple(await asyncio.gather(*(_discovered_or_unreachable(name) for name in names)))
+    global _merged
+    if _merged is not None and len(_merged[0]) == len(found):
+        if all(kept is part for kept, part in zip(_merged[0], found, strict=True)):
+            return _merged[1]  # the same lists: the same object, which callers' caches know
+    merged = Discovered(
         queues=tuple(sorted(ref for part in found for ref in part.queues)),
         legacy_paused=frozenset(ref for part in found for ref in part.legacy_paused),
         at=min(part.at for part in found),
         unreachable=tuple(pair for part in found for pair in part.unreachable),
     )
+    _merged = (found, merged)
+    return merged
 
 
 async def _discovered_or_unreachable(connection: str) -> Discovered:

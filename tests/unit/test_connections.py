@@ -10,6 +10,7 @@ from django.test import override_settings
 from bullpen_site.env_access import BadEnvironment
 from bullpen_site.env_connections import connections as parse_redis_urls
 from dashboard import checks
+from dashboard.access import is_read_only
 from dashboard.overview_list import group_key
 from dashboard.queue_access import QueueAccess
 from dashboard.queue_access_rules import Holder
@@ -18,6 +19,7 @@ from queues.errors import QueueNotFound
 from queues.interest import Everyone
 from queues.keys import QueueRef
 from queues.live.watching import Watching
+from queues.queue_options import queue_options
 
 TWO = {
     "CONNECTIONS": {"eu": {"URL": "redis://eu-redis:6379/0"}, "us": "rediss://us-redis:6380/1"},
@@ -138,3 +140,13 @@ def test_redis_urls_names_several_connections() -> None:
 def test_the_worker_runner_refuses_a_connection_not_configured() -> None:
     with override_settings(BULLPEN=TWO), pytest.raises(CommandError, match=r"'asia'.*eu, us"):
         call_command("runqueueworker", connection="asia")
+
+
+def test_queue_options_by_name_hold_on_every_connection() -> None:
+    options = {"mail": {"read_only": True}, "sms@us": {"display_name": "SMS"}}
+    with override_settings(BULLPEN={**TWO, "QUEUE_OPTIONS": options}):
+        assert is_read_only("mail@eu") and is_read_only("mail@us")
+        assert queue_options("sms@us") == {"display_name": "SMS"}
+        assert queue_options("sms@eu") == {} and not is_read_only("sms@us")
+    with override_settings(BULLPEN={"QUEUE_OPTIONS": {"mail": {"read_only": True}}}):
+        assert is_read_only("mail") and not is_read_only("mail@default")
