@@ -1,6 +1,7 @@
 """The overview in Chromium over two Redis servers, one of them stopped: the other's queues
 are listed, each row with its connection, the stopped one is named as unreachable, and the
-header says which one is down while the page stays live."""
+header says which one is down while the page stays live; a page of the stopped server's
+queue says Redis is unreachable."""
 
 from __future__ import annotations
 
@@ -64,8 +65,16 @@ async def test_the_overview_with_one_of_two_servers_down(
         await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
         await page.screenshot(path=tmp_path / "1-two-servers.png")
 
+        # A page of a queue on the server that stops says Redis is unreachable.
+        await page.goto(f"{two_server_site.url}/queues/q/mail@us/")
+        await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
         us_server.stop()
-        await page.reload()
+        await expect(page.locator("#live-status")).to_have_attribute(
+            "data-state", "down", timeout=20000
+        )
+        await page.screenshot(path=tmp_path / "2-its-server-down.png")
+
+        await page.goto(f"{two_server_site.url}/queues/")
         await expect(rows).to_have_count(2)
         await expect(page.locator('tr[data-queue="mail@us"]')).to_have_count(0)
         eu_row = page.locator('tr[data-queue="mail@eu"]')
@@ -84,6 +93,6 @@ async def test_the_overview_with_one_of_two_servers_down(
         # Live updates of the server still up go on.
         eu("add", "--queue", "mail", "--name", "late", "--data", "{}")
         await expect(eu_row.locator('td[data-state="waiting"]')).to_have_text("3", timeout=15000)
-        await page.screenshot(path=tmp_path / "2-one-server-down.png", full_page=True)
+        await page.screenshot(path=tmp_path / "3-one-server-down.png", full_page=True)
         await browser.close()
     print(f"screenshots in {tmp_path}")

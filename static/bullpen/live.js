@@ -124,16 +124,30 @@
     markStale(true, text);
   }
 
-  // The header's words when some connections are down and others answer (the page stays
-  // live), or "" when the message is about the only connection or every one is down.
-  function partlyDown(message) {
+  // The connection of the queue (or job) the page shows: after its slug's last "@", else the
+  // default (first) one; "" for a page of every queue.
+  function pageConnection(names) {
+    var queue = spec().queue;
+    if (typeof queue !== "string") return "";
+    var tail = queue.slice(queue.lastIndexOf("@") + 1);
+    return queue.indexOf("@") >= 0 && names.indexOf(tail) >= 0 ? tail : names[0];
+  }
+
+  // With several connections, what a status message means for this page: down when its own
+  // connection is down (or every one is), live with the others named when only they are; null
+  // with one connection (the message means what it says).
+  function connectionState(message) {
     var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
-    if (names.length < 2 || !message.connection) return "";
+    if (names.length < 2 || !message.connection) return null;
     if (message.redis === "down") connectionsDown[message.connection] = message.detail || "";
     else delete connectionsDown[message.connection];
     var down = Object.keys(connectionsDown);
-    if (!down.length || down.length >= names.length) return "";
-    return say("connections_down", "live · {names} unreachable", { names: down.join(", ") });
+    var mine = pageConnection(names);
+    if ((mine && down.indexOf(mine) >= 0) || down.length >= names.length) {
+      return { redis: "down", detail: connectionsDown[mine || down[0]], text: "" };
+    }
+    var text = down.length ? say("connections_down", "live · {names} unreachable", { names: down.join(", ") }) : "";
+    return { redis: "ok", detail: "", text: text };
   }
 
   function checkBeat() {
@@ -150,8 +164,9 @@
     if (message.type === "signed-out") { showSignedOut(message.text); return; }
     if (signedOut) return;
     if (message.type === "status") {
-      var partly = partlyDown(message);
-      if (partly) message = { type: "status", redis: "ok", detail: "", beat: message.beat };
+      var seen = connectionState(message);
+      if (seen) message = { type: "status", redis: seen.redis, detail: seen.detail, beat: message.beat };
+      var partly = seen ? seen.text : "";
       var wasDown = redisState === "down";
       var wasStale = stale;
       redisState = message.redis;
