@@ -109,7 +109,7 @@ async def dead_letter_context(ref: QueueRef, job: dict[str, Any]) -> dict[str, A
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     return {
         "envelope": envelope,
-        "original": await original_of(envelope),
+        "original": await original_of(envelope, ref.connection),
         "stacktrace": _stack_text(envelope.get("stacktrace"))[:cap],
         "attempts_allowed": allowed if isinstance(allowed, int) and allowed > 0 else None,
     }

@@ -125,11 +125,13 @@ class Original:
     job_exists: bool
 
 
-async def original_of(envelope: dict[str, Any]) -> Original:
+async def original_of(envelope: dict[str, Any], connection: str | None = None) -> Original:
+    """``connection``: the dead-letter queue's, where the runner that wrote it works (None:
+    the default one)."""
     queue = str(envelope["queue"])
     job_id = str(envelope["jobId"])
     prefix = envelope.get("prefix") or default_prefix()
-    ref = QueueRef(str(prefix), queue)
+    ref = QueueRef(str(prefix), queue, connection or connections.default_name())
     slug: str | None = ref.slug
     try:
         QueueRef.from_slug(ref.slug)
