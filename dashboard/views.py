@@ -57,7 +57,12 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         # With several Redis connections each row names its own.
         "several_connections": connections.several(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
-        "groupings": GROUPING_LABELS,
+        # Grouping by connection is offered when there is more than one.
+        "groupings": [
+            (value, label)
+            for value, label in GROUPING_LABELS
+            if value != "connection" or connections.several()
+        ],
         "per_page_choices": PER_PAGE_CHOICES,
         "sort_choices": _sort_choices(listing.query.sort),
         # Group actions: each queue's own read-only setting is checked again when acting.

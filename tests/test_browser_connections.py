@@ -64,6 +64,14 @@ async def test_the_overview_with_one_of_two_servers_down(
         await expect(us_row.locator('td[data-state="waiting"]')).to_have_text("3")
         await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
         await page.screenshot(path=tmp_path / "1-two-servers.png")
+        # Grouped by connection: one group per server, with its queues' counts.
+        await page.select_option('[data-testid="grouping"]', "connection")
+        groups = page.locator('[data-testid="group"]')
+        await expect(groups).to_have_count(2)
+        await expect(groups.first).to_have_attribute("data-group", "eu")
+        await expect(page.locator('[data-group="us"] td[data-group-state="waiting"]')).to_have_text(
+            "3"
+        )
 
         # A page of a queue on the server that stops says Redis is unreachable.
         await page.goto(f"{two_server_site.url}/queues/q/mail@us/")
