@@ -54,6 +54,7 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "query": listing.query,
         "states": COLUMNS,
         "first_prefix": default_prefix(),
+        "first_connection": connections.default_name(),
         # With several Redis connections each row names its own.
         "several_connections": connections.several(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],

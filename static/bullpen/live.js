@@ -351,6 +351,12 @@
     var name = queue.name || queue.slug;  // left out when it is the slug
     var cut = queue.slug.lastIndexOf(":");
     if (grouping === "prefix") return cut < 0 ? list.dataset.firstPrefix : queue.slug.slice(0, cut);
+    if (grouping === "connection") {
+      // With several connections a slug ends with "@<connection>"; with one it names none.
+      var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
+      var tail = queue.slug.slice(queue.slug.lastIndexOf("@") + 1);
+      return names.indexOf(tail) >= 0 ? tail : list.dataset.firstConnection;
+    }
     var at = grouping === "head" ? name.indexOf(delimiter) : name.lastIndexOf(delimiter);
     if (!delimiter || at < 0) return name;
     return grouping === "head" ? name.slice(0, at) : name.slice(at + delimiter.length);
