@@ -2,7 +2,9 @@
 
 Environment: REDIS_URL (redis://, rediss://, unix://, a Sentinel-watched master as
 redis+sentinel://host:26379,host:26379/<service>, or a Redis Cluster as
-redis+cluster://host:7000,host:7001), BULLMQ_PREFIX, DASHBOARD_USERNAME,
+redis+cluster://host:7000,host:7001), or REDIS_URLS for several Redis servers in one dashboard
+("eu=redis://eu-redis:6379/0 us=rediss://us-redis:6380/0": whitespace-separated name=url pairs,
+the first the default; bullpen_site/env_connections.py), BULLMQ_PREFIX, DASHBOARD_USERNAME,
 DASHBOARD_PASSWORD, SECRET_KEY (else one made into var/secret_key), DEBUG, ALLOWED_HOSTS,
 CSRF_TRUSTED_ORIGINS (origins, whitespace-separated), BULLPEN_BEHIND_TLS_PROXY / BULLPEN_HTTPS (1:
 HTTPS only, Secure cookies, HSTS for BULLPEN_HSTS_SECONDS, BULLPEN_HSTS_INCLUDE_SUBDOMAINS (0: not
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from csp.constants import NONE, SELF
 
-from bullpen_site import env_access
+from bullpen_site import env_access, env_connections
 from bullpen_site.secret_key import stored_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -220,6 +222,10 @@ BULLPEN = {
         "LINK_BASE": os.environ.get("ALERT_LINK_BASE", ""),
     },
 }
+if os.environ.get("REDIS_URLS", "").strip():
+    # Several Redis servers, each under its name; REDIS_URL is then left unused.
+    del BULLPEN["REDIS_URL"]
+    BULLPEN["CONNECTIONS"] = env_connections.connections(os.environ["REDIS_URLS"])
 if os.environ.get("BULLPEN_MAX_SOCKETS_PER_CLIENT"):
     # Many viewers from one address: a load test, or a proxy in front without --proxy-headers.
     BULLPEN["LIVE"] = {"max_sockets_per_client": int(os.environ["BULLPEN_MAX_SOCKETS_PER_CLIENT"])}

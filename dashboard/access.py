@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.utils.module_loading import import_string
 
 from dashboard.principal import Principal
 from queues.conf import get_config
+from queues.queue_options import queue_options
 
 Check = Callable[[Principal], bool]
 
@@ -80,5 +80,4 @@ def is_read_only(queue_slug: str | None = None) -> bool:
         return True
     if queue_slug is None:
         return False
-    options: dict[str, Any] = config.get("QUEUE_OPTIONS", {}).get(queue_slug, {})
-    return bool(options.get("read_only", False))
+    return bool(queue_options(queue_slug).get("read_only", False))

@@ -14,11 +14,12 @@ class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "remote_addr",
         "action",
         "queue",
+        "connection",
         "count",
         "result",
         "status",
     )
-    list_filter = ("result", "action", "via")
+    list_filter = ("result", "action", "via", "connection")
     search_fields = ("username", "queue", "error")
     readonly_fields = [f.name for f in AuditEntry._meta.fields]
 

@@ -11,11 +11,10 @@ from django.urls import reverse
 from django.utils.formats import number_format
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
+from queues import connections
 from queues.alert_state import FIRING, Notice
 from queues.alerts import Alert
 
-# The Redis connection a queue lives on (one per deployment today).
-CONNECTION = "default"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -102,12 +101,17 @@ def slack_text(notice: Notice, url: str) -> str:
     return "\n".join(lines)
 
 
+def connection_of(notice: Notice) -> str:
+    """The Redis connection of the notice's queue (its slug names it when there are several)."""
+    return connections.split_slug(notice.queue)[0]
+
+
 def webhook_body(notice: Notice, base: str) -> dict[str, Any]:
     url = link(notice, base)
     body: dict[str, Any] = {
         "status": notice.status,
         "queue": notice.queue,
-        "connection": CONNECTION,
+        "connection": connection_of(notice),
         "rule": notice.alert.rule,
         "value": notice.alert.value,
         "threshold": notice.alert.threshold,
@@ -132,7 +136,7 @@ def email_body(notice: Notice, base: str) -> str:
     lines += [
         "",
         gettext("Queue: %(queue)s (connection %(connection)s)")
-        % {"queue": notice.queue, "connection": CONNECTION},
+        % {"queue": notice.queue, "connection": connection_of(notice)},
         gettext("Rule: %(rule)s, value %(value)s, threshold %(threshold)s")
         % {
             "rule": notice.alert.rule,

@@ -10,6 +10,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 
 from dashboard.models import AuditEntry
+from queues import connections
 from queues.alert_state import Notice
 from queues.background.record import CANCELLED, DONE, FAILED, INTERRUPTED, ActionRecord
 
@@ -53,6 +54,7 @@ async def record(
         remote_addr=_remote_addr(request),
         action=action,
         queue=queue[:300],
+        connection=connection_of(queue),
         job_ids=ids,
         count=count,
         result=result,
@@ -60,6 +62,11 @@ async def record(
         error=error[:2000],
         detail=extra,
     )
+
+
+def connection_of(slug: str) -> str:
+    """The connection a queue slug names (its default when it names none); "" for no queue."""
+    return connections.split_slug(slug)[0] if slug else ""
 
 
 # Why a look at a queue hidden from its user (QUEUE_ACCESS) was refused; the user is told 404.
@@ -76,6 +83,7 @@ async def record_refused_watch(scope: dict[str, Any], principal: Principal, queu
         remote_addr=str(client[0] or "")[:64],
         action="watch",
         queue=queue[:300],
+        connection=connection_of(queue),
         result=AuditEntry.Result.REFUSED,
         status=404,
         error=HIDDEN_QUEUE,
@@ -172,6 +180,7 @@ def _write_once(record: ActionRecord, phase: str) -> None:
         remote_addr=record.requested_by.remote_addr[:64],
         action=record.kind,
         queue=record.ref.slug[:300],
+        connection=record.ref.connection,
         job_ids=ids,
         count=0 if started else record.count,
         result=result,
@@ -198,6 +207,7 @@ def _write_alert(notice: Notice, delivered: list[str], failed: dict[str, str]) -
             via="alerts",
             action="alert",
             queue=notice.queue[:300],
+            connection=connection_of(notice.queue),
             result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.OK,
             status=502 if failed else 200,
             error="; ".join(f"{target}: {error}" for target, error in failed.items())[:2000],

@@ -252,21 +252,26 @@ def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     config = _config()
     if config is None:
         return []
-    url = str(config["REDIS_URL"])
+    from queues.connections import configured
+
     timeout = min(float(config["REDIS_TIMEOUT"]), _PROBE_TIMEOUT)
-    try:
-        _ping(url, timeout)
-    except Exception as error:  # a check reports; it never stops manage.py
-        return [
-            Warning(
-                f"Redis at {redact(url)} is unreachable: {error}",
-                hint="Pages answer 503 until it is. Check BULLPEN['REDIS_URL'] (rediss:// for "
-                "TLS, redis+sentinel:// for Sentinel, redis+cluster:// for a Cluster) and that "
-                "this machine can reach it.",
-                id="bullpen.W009",
+    found: list[CheckMessage] = []
+    several = len(configured()) > 1
+    for connection in configured():
+        try:
+            _ping(connection.url, timeout)
+        except Exception as error:  # a check reports; it never stops manage.py
+            named = f" (connection {connection.name!r})" if several else ""
+            found.append(
+                Warning(
+                    f"Redis at {redact(connection.url)}{named} is unreachable: {error}",
+                    hint="Its pages answer 503 until it is. Check BULLPEN['REDIS_URL'] or "
+                    "BULLPEN['CONNECTIONS'] (rediss:// for TLS, redis+sentinel:// for Sentinel, "
+                    "redis+cluster:// for a Cluster) and that this machine can reach it.",
+                    id="bullpen.W009",
+                )
             )
-        ]
-    return []
+    return found
 
 
 def _ping(url: str, timeout: float) -> None:

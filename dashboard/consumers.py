@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, cast
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
@@ -34,12 +34,12 @@ from dashboard.forms.reads import PAGE_SIZES
 from dashboard.principal import from_scope, refreshed
 from dashboard.socket_language import socket_language
 from dashboard.viewer import ViewerKind, verified_kind, viewer_kind
-from queues import counts, interest, live_protocol
+from queues import connections, counts, interest, live_protocol
 from queues.detail import job_live_view
 from queues.discovery import known
 from queues.errors import BadParameter, BullpenError, QueueNotFound
 from queues.flow import members, read_flow
-from queues.follower import LiveSettings
+from queues.follower import Follower, LiveSettings
 from queues.interest import Interest
 from queues.keys import QueueRef
 from queues.listing import job_page
@@ -91,11 +91,16 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._live_send = _under_session_wrappers(self.base_send)
         await self._follow_sign_out()
         self.recheck = asyncio.ensure_future(self._recheck_every(self.limits.auth_recheck_interval))
-        follower = live.ensure_started()
+        running = live.followers()
         self.registry = live.interest()
         await self._join(("status",))
-        state = "down" if follower.redis_ok is False else "ok"
-        await self.send_json({"type": "status", "redis": state})
+        down = [follower for follower in running if follower.redis_ok is False]
+        if not down:
+            await self.send_json({"type": "status", "redis": "ok"})
+        for follower in down:
+            await self.send_json(
+                {"type": "status", "redis": "down", "connection": follower.connection}
+            )
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -153,10 +158,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
             if watch == "job" and asked["flow"]:
                 await self._watch_flow(slug, asked["id"])
-        follower = live.ensure_started()
-        follower.wake.set()
+        running = live.followers()
+        for follower in running:
+            follower.wake.set()
         only = None if watch == "overview" else slug
-        snapshot = follower.snapshot(only) or await _read_counts(only)
+        snapshot = _snapshot(running, only) or await _read_counts(only)
         seen = None if snapshot is None else live_render.seen_by(snapshot, self.access)
         if seen is not None:
             await self.send_json(seen)
@@ -385,6 +391,23 @@ def _under_session_wrappers(send: Any) -> Any:
     while isinstance(getattr(send, "__self__", None), InstanceSessionWrapper):
         send = send.__self__.real_send
     return send
+
+
+def _snapshot(running: list[Follower], slug: str | None) -> live_protocol.LiveMessage | None:
+    """The followers' last known counts (no Redis read): ``slug``'s from its connection's
+    follower, or every connection's for an overview (None unless each has some)."""
+    if slug is not None:
+        connection = connections.split_slug(slug)[0]
+        return next((f.snapshot(slug) for f in running if f.connection == connection), None)
+    if len(running) == 1:
+        return running[0].snapshot()
+    entries: list[live_protocol.OverviewEntry] = []
+    for follower in running:
+        found = follower.snapshot()
+        if found is None or found["type"] != "counts":
+            return None
+        entries += cast(list[live_protocol.OverviewEntry], found["queues"])
+    return live_protocol.overview_counts_message(entries)
 
 
 async def _read_counts(slug: str | None = None) -> live_protocol.CountsMessage | None:

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from dashboard.viewer import ViewerKind, can_act_on, sign_kind
+from queues import connections
 from queues.conf import get_config
 from queues.dead_letters import dead_letter_ref, original_of, read_envelope
 from queues.keys import QueueRef
@@ -38,11 +39,17 @@ def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
     """What the live partials of the job page need."""
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     return {
-        "queue": {"slug": ref.slug, "name": ref.name, "prefix": ref.prefix},
+        "queue": {
+            "slug": ref.slug,
+            "name": ref.name,
+            "prefix": ref.prefix,
+            # Named on the page when there are several Redis connections.
+            "connection": ref.connection if connections.several() else "",
+        },
         "job": job,
         "viewer": viewer,
         "can_act": can_act_on(viewer, ref.slug),
-        "is_dead_letter": ref == dead_letter_ref(),
+        "is_dead_letter": ref == dead_letter_ref(ref.connection),
         "returnvalue": shown(
             job.get("returnvalue"), cap, job.get("truncated", {}).get("returnvalue")
         ),
@@ -92,7 +99,7 @@ def _stack_text(stack: Any) -> str:
 async def dead_letter_context(ref: QueueRef, job: dict[str, Any]) -> dict[str, Any] | None:
     """The job page's "Dead letter" section: what the envelope says, and whether the original
     queue and job are still there. None for jobs of other queues."""
-    if ref != dead_letter_ref():
+    if ref != dead_letter_ref(ref.connection):
         return None
     envelope = read_envelope(job.get("data"))
     if envelope is None:
@@ -102,7 +109,7 @@ async def dead_letter_context(ref: QueueRef, job: dict[str, Any]) -> dict[str, A
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     return {
         "envelope": envelope,
-        "original": await original_of(envelope),
+        "original": await original_of(envelope, ref.connection),
         "stacktrace": _stack_text(envelope.get("stacktrace"))[:cap],
         "attempts_allowed": allowed if isinstance(allowed, int) and allowed > 0 else None,
     }

@@ -1,7 +1,8 @@
 """Wiring the queue layer's follower to Channels: topics become channel-layer groups.
 
-The follower runs once per server process (started by the first websocket that connects) and
-only the process holding the live lease reads Redis (and sends alerts: alert_sender.py); every
+A follower runs per Redis connection in each server process (started by the first websocket
+that connects); on each connection only the process holding its live lease reads that Redis
+(and the default connection's holder sends alerts: alert_sender.py); every
 process gets the messages through the channel layer, once per process, and hands them to its
 own pages (fanout.py). What the process's pages watch is one registry per process, kept by its
 supervisor: the websocket consumers write it, the follower publishes it.
@@ -16,6 +17,7 @@ import logging
 from channels.layers import get_channel_layer
 
 from dashboard import alert_sender, background, fanout
+from queues import connections
 from queues.cancelling import cancel_and_wait
 from queues.follower import Follower
 from queues.interest import Interest
@@ -44,27 +46,40 @@ async def publish(topic: Topic, message: LiveMessage) -> None:
 
 
 class Supervisor:
-    """Runs this process's follower and starts a fresh one, with backoff, if it ever ends:
-    live updates must not stop for good because of one unforeseen error."""
+    """Runs this process's followers, one per Redis connection, and starts a fresh one, with
+    backoff, if one ever ends: live updates must not stop for good because of one unforeseen
+    error, and one connection's trouble leaves the others' updates alone."""
 
     def __init__(self, interest: Interest) -> None:
         self.interest = interest
-        self.follower = Follower(publish, interest)
+        self.followers = {
+            name: Follower(publish, interest, connection=name) for name in connections.names()
+        }
         self.restarts = 0
 
+    @property
+    def follower(self) -> Follower:
+        """The default connection's follower."""
+        return next(iter(self.followers.values()))
+
     async def run(self) -> None:
+        await asyncio.gather(*(self._keep_running(name) for name in self.followers))
+
+    async def _keep_running(self, name: str) -> None:
+        restarts = 0
         while True:
             try:
-                await self.follower.run()
+                await self.followers[name].run()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("live updates: the follower stopped; starting a new one")
+                log.exception("live updates: the follower of %s stopped; starting a new one", name)
             else:
-                log.warning("live updates: the follower ended; starting a new one")
+                log.warning("live updates: the follower of %s ended; starting a new one", name)
+            restarts += 1
             self.restarts += 1
-            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(self.restarts, 6)))
-            self.follower = Follower(publish, self.interest)
+            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(restarts, 6)))
+            self.followers[name] = Follower(publish, self.interest, connection=name)
 
 
 def _supervisor() -> Supervisor:
@@ -89,7 +104,13 @@ def _holds_lease(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 def ensure_started() -> Follower:
+    """This process's follower of the default connection, every follower started."""
     return _supervisor().follower
+
+
+def followers() -> list[Follower]:
+    """This process's followers, one per connection (the default one first), started."""
+    return list(_supervisor().followers.values())
 
 
 def interest() -> Interest:

@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from dashboard.metrics_collector import Scrape, ScrapeCollector
+from queues import reachability
 from queues.alerts import LAST_HOUR_S, alerts_by_queue, read_signatures
 from queues.conf import get_config
 from queues.counts import summaries
@@ -62,6 +63,7 @@ async def read_scrape() -> Scrape:
         alerts=alerts_by_queue(found, recent, signatures),
         workers=workers,
         durations=durations,
+        unreachable=frozenset(reachability.unreachable()),
     )
 
 

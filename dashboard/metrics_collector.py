@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from queues import connections
 from queues.alerts import DEFAULTS as ALERT_RULES
 from queues.alerts import Alert
 from queues.counts import QueueSummary
@@ -19,6 +20,12 @@ from queues.keys import QueueRef
 from queues.workers import WorkerConnection
 
 QUEUE_LABELS = ["queue", "prefix"]
+
+
+def queue_labels() -> list[str]:
+    """A queue's labels; with several Redis connections its ``connection`` too (with one the
+    series stay as they always were, so that existing queries and recording rules hold)."""
+    return [*QUEUE_LABELS, "connection"] if connections.several() else QUEUE_LABELS
 
 
 @dataclass(frozen=True)
@@ -34,9 +41,13 @@ class Scrape:
     # None when Redis refuses CLIENT LIST to this user: no workers gauge then.
     workers: list[WorkerConnection] | None = field(default_factory=list)
     durations: dict[QueueRef, list[float]] = field(default_factory=dict)
+    # With several connections: those that did not answer (their queues are left out).
+    unreachable: frozenset[str] = frozenset()
 
 
 def _queue(ref: QueueRef) -> list[str]:
+    if connections.several():
+        return [ref.slug_on_connection, ref.prefix, ref.connection]
     return [ref.slug, ref.prefix]
 
 
@@ -54,20 +65,32 @@ class ScrapeCollector(Collector):
         if self.scrape.workers is not None:
             yield self._workers(self.scrape.workers)
         yield self._durations()
-        yield GaugeMetricFamily(
-            "bullpen_redis_up",
-            "1 when Redis answered this scrape.",
-            value=int(self.scrape.redis_up),
-        )
+        yield self._redis_up()
         yield GaugeMetricFamily(
             "bullpen_scrape_duration_seconds",
             "Time taken by this scrape.",
             value=round(time.perf_counter() - self.scrape.started, 6),
         )
 
+    def _redis_up(self) -> Metric:
+        if not connections.several():
+            return GaugeMetricFamily(
+                "bullpen_redis_up",
+                "1 when Redis answered this scrape.",
+                value=int(self.scrape.redis_up),
+            )
+        family = GaugeMetricFamily(
+            "bullpen_redis_up", "1 when the connection's Redis answered this scrape.",
+            labels=["connection"],
+        )  # fmt: skip
+        for name in connections.names():
+            up = self.scrape.redis_up and name not in self.scrape.unreachable
+            family.add_metric([name], int(up))
+        return family
+
     def _jobs(self) -> Metric:
         family = GaugeMetricFamily(
-            "bullpen_queue_jobs", "Jobs in each state.", labels=[*QUEUE_LABELS, "state"]
+            "bullpen_queue_jobs", "Jobs in each state.", labels=[*queue_labels(), "state"]
         )
         for summary in self.scrape.queues:
             for state, count in summary.counts.items():
@@ -76,7 +99,7 @@ class ScrapeCollector(Collector):
 
     def _paused(self) -> Metric:
         family = GaugeMetricFamily(
-            "bullpen_queue_paused", "1 when the queue is paused.", labels=QUEUE_LABELS
+            "bullpen_queue_paused", "1 when the queue is paused.", labels=queue_labels()
         )
         for summary in self.scrape.queues:
             family.add_metric(_queue(summary.ref), int(summary.paused))
@@ -86,7 +109,7 @@ class ScrapeCollector(Collector):
         family = GaugeMetricFamily(
             "bullpen_queue_finished_last_hour",
             "Jobs completed or failed in the last hour (as far as the queue keeps them).",
-            labels=[*QUEUE_LABELS, "outcome"],
+            labels=[*queue_labels(), "outcome"],
         )
         for summary in self.scrape.queues:
             finished = self.scrape.finished_last_hour.get(summary.ref, {})
@@ -98,7 +121,7 @@ class ScrapeCollector(Collector):
         family = GaugeMetricFamily(
             "bullpen_alert",
             "1 while an alert threshold is breached.",
-            labels=[*QUEUE_LABELS, "rule"],
+            labels=[*queue_labels(), "rule"],
         )
         for summary in self.scrape.queues:
             firing = {alert.rule for alert in self.scrape.alerts.get(summary.ref, [])}
@@ -110,18 +133,24 @@ class ScrapeCollector(Collector):
         family = GaugeMetricFamily(
             "bullpen_workers",
             "Worker connections per queue and library.",
-            labels=["queue", "library"],
+            labels=["queue", "library", "connection"]
+            if connections.several()
+            else ["queue", "library"],
         )
         per_queue = Counter((worker.queue, worker.library) for worker in workers)
         for (queue, library), count in per_queue.items():
-            family.add_metric([queue, library], count)
+            if connections.several():
+                connection, on_connection = connections.split_slug(queue)
+                family.add_metric([on_connection, library, connection], count)
+            else:
+                family.add_metric([queue, library], count)
         return family
 
     def _durations(self) -> Metric:
         family = HistogramMetricFamily(
             "bullpen_job_duration_seconds",
             "Run time of the newest completed jobs still kept (a sample per queue).",
-            labels=QUEUE_LABELS,
+            labels=queue_labels(),
         )
         for ref, values in self.scrape.durations.items():
             buckets = [(str(bound), sum(1 for v in values if v <= bound)) for bound in BUCKETS_S]

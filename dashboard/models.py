@@ -17,6 +17,8 @@ class AuditEntry(models.Model):
     remote_addr = models.CharField(max_length=64, blank=True)
     action = models.CharField(max_length=40)
     queue = models.CharField(max_length=300, blank=True, db_index=True)
+    # The Redis the queue is on (BULLPEN["CONNECTIONS"]; "default" with REDIS_URL alone).
+    connection = models.CharField(max_length=40, blank=True, db_index=True)
     job_ids = models.JSONField(default=list, blank=True)
     count = models.PositiveIntegerField(default=0)
     result = models.CharField(max_length=8, choices=Result.choices)

@@ -24,14 +24,16 @@ from queues.keys import STATES
 COLUMNS = tuple(state for state in STATES if state != "paused")
 SORTS = ("name", *COLUMNS)
 # How queues are grouped: not at all, by what comes before the first delimiter in the name
-# (``t0042-mail`` under ``t0042``), by what follows the last one (under ``mail``), by prefix.
-GROUPINGS = ("", "head", "tail", "prefix")
+# (``t0042-mail`` under ``t0042``), by what follows the last one (under ``mail``), by prefix,
+# by the Redis connection the queue is on.
+GROUPINGS = ("", "head", "tail", "prefix", "connection")
 # What the grouping menu says; "{d}" is the delimiter.
 GROUPING_LABELS = (
     ("", gettext_lazy("No groups")),
     ("head", gettext_lazy("Group by the part before “{d}”")),
     ("tail", gettext_lazy("Group by the part after “{d}”")),
     ("prefix", gettext_lazy("Group by key prefix")),
+    ("connection", gettext_lazy("Group by Redis connection")),
 )
 # What the order menu offers (the column headings offer the rest).
 SORT_CHOICES = (
@@ -123,6 +125,8 @@ class Listing:
     matching: int  # queues the filter lets through
     pages: int
     totals: dict[str, int] = field(default_factory=dict)  # over every queue
+    # Connections that could not be read, and why: their queues are not listed.
+    unreachable: dict[str, str] = field(default_factory=dict)
 
     @property
     def page(self) -> int:
@@ -154,6 +158,8 @@ def group_key(queue: dict[str, Any], grouping: str, delimiter: str) -> str:
     name = str(queue["name"])
     if grouping == "prefix":
         return str(queue["prefix"])
+    if grouping == "connection":
+        return str(queue.get("connection", ""))
     if grouping == "head":
         return name.split(delimiter, 1)[0] if delimiter else name
     if grouping == "tail":

@@ -13,6 +13,7 @@ from redis.exceptions import ResponseError
 from dashboard.overview_list import Listing, ListQuery, group_key, list_queues
 from dashboard.queue_access import EVERYTHING, QueueAccess
 from dashboard.serializers import queue_json
+from queues import connections, reachability
 from queues.alerts import read_alerts
 from queues.counts import QueueSummary, summaries
 from queues.discovery import discovered
@@ -62,8 +63,13 @@ async def read_listing(
     if page or query.problems or query.group:
         await _count_workers(found, queues)
     listing = list_queues(queues, query)
+    listing.unreachable = {
+        name: detail
+        for name, detail in reachability.unreachable().items()
+        if name in connections.names()
+    }
     if page and listing.queues:
-        refs = [QueueRef(q["prefix"], q["name"]) for q in listing.queues]
+        refs = [QueueRef(q["prefix"], q["name"], q["connection"]) for q in listing.queues]
         series = await series_of(refs)
         for queue, ref in zip(listing.queues, refs, strict=True):
             queue["spark"] = series[ref]
@@ -80,7 +86,12 @@ async def group_member_refs(
     return [
         ref
         for ref in access.visible(found.queues, lambda ref: ref.slug)
-        if group_key({"name": ref.name, "prefix": ref.prefix}, grouping, delimiter) == key
+        if group_key(
+            {"name": ref.name, "prefix": ref.prefix, "connection": ref.connection},
+            grouping,
+            delimiter,
+        )
+        == key
     ]
 
 
@@ -94,6 +105,12 @@ def listing_json(listing: Listing) -> dict[str, Any]:
         "pages": listing.pages,
         "perPage": listing.query.per_page,
         "totals": listing.totals,
+        # Every configured Redis, and whether it could be read: a down one lists no queues.
+        "connections": [
+            {"name": name, "reachable": name not in listing.unreachable}
+            | ({"error": listing.unreachable[name]} if name in listing.unreachable else {})
+            for name in connections.names()
+        ],
     }
     if listing.query.group and listing.query.within is None:
         body["groups"] = [group.as_json() for group in listing.groups]

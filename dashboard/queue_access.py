@@ -23,13 +23,13 @@ from django.http import HttpRequest
 from dashboard.access import is_read_only
 from dashboard.principal import Principal, from_request
 from dashboard.queue_access_rules import (
-    DEFAULT_CONNECTION,
     Holder,
     Level,
     Rule,
     level_of,
     parse_rules,
 )
+from queues import connections
 from queues.conf import get_config, on_change
 
 T = TypeVar("T")
@@ -77,10 +77,14 @@ class QueueAccess:
             return None
         return self.holder if rules_name_users() else replace(self.holder, username="")
 
-    def level(self, queue: str, connection: str = DEFAULT_CONNECTION) -> Level:
+    def level(self, queue: str, connection: str | None = None) -> Level:
+        """``queue``: its slug, which names its connection when there are several (rules'
+        ``QUEUES`` globs then match the part before it, ``CONNECTION`` the connection)."""
         found = rules()
         if self.holder is None or found is None:
             return "operate"
+        if connection is None:
+            connection, queue = connections.split_slug(queue)
         key = (connection, queue)
         level = self._levels.get(key)
         if level is None:

@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 Level = Literal["hidden", "view", "operate"]
-# Today Bullpen reads one Redis connection; rules name it so that they stay valid with several.
+# The name of the one connection BULLPEN["REDIS_URL"] configures (queues/connections.py).
 DEFAULT_CONNECTION = "default"
 RULE_KEYS = ("QUEUES", "CONNECTION", "VIEW", "OPERATE")
 PRINCIPAL_KINDS = ("group", "perm", "user", "scope")

@@ -38,7 +38,7 @@ async def schedulers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
 @mutation_view("replay")
 async def replay(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
     ref = await queue_ref(queue)
-    if ref != dead_letter_ref():
+    if ref != dead_letter_ref(ref.connection):
         raise BadParameter("Only jobs of the dead-letter queue can be replayed")
     replayed = await replay_dead_letter(job_id, dead_letters=ref)
     return ActionResult("replay", ref.slug, [job_id], 1, replayed.as_json())

@@ -31,7 +31,6 @@ from queues.keys import STATES
 from queues.search import parse_query
 from queues.search_all import Match, Progress, QueueDone, search_queues
 
-CONNECTION = "default"  # the one Redis connection today; the field is part of the API
 PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always comes)
 
 
@@ -49,7 +48,7 @@ def match_line(item: Match, needle: str) -> dict[str, Any]:
     return {
         "type": "match",
         "queue": item.ref.slug,
-        "connection": CONNECTION,
+        "connection": item.ref.connection,
         "id": str(job["id"]),
         "name": job.get("name"),
         "state": item.state,
@@ -126,7 +125,7 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                     done: dict[str, Any] = {
                         "type": "queue",
                         "queue": item.ref.slug,
-                        "connection": CONNECTION,
+                        "connection": item.ref.connection,
                         "scanned": item.scanned,
                         "matched": item.matched,
                         "states": item.by_state,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard.access import is_read_only
-from queues.conf import get_config
 from queues.counts import QueueSummary
+from queues.queue_options import queue_options
 
 
 def queue_json(summary: QueueSummary) -> dict[str, Any]:
-    options = get_config()["QUEUE_OPTIONS"].get(summary.ref.slug, {})
+    options = queue_options(summary.ref.slug)
     return {
         **summary.as_json(),
         "readOnly": is_read_only(summary.ref.slug),

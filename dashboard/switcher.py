@@ -25,6 +25,7 @@ from queues.discovery import Discovered, discovered, known
 from queues.errors import BullpenError
 from queues.find import find_job
 from queues.keys import QueueRef
+from queues.queue_options import queue_options
 
 MAX_SUGGESTIONS = 20
 
@@ -54,9 +55,8 @@ async def queue_index(access: QueueAccess = EVERYTHING) -> QueueIndex:
     kept = _kept.get(access.audience)
     if kept is not None and kept[0] is found and kept[1] is config:
         return kept[2]
-    options = config["QUEUE_OPTIONS"]
     index = QueueIndex(
-        (ref.slug, ref.name, (options.get(ref.slug) or {}).get("display_name") or ref.name)
+        (ref.slug, ref.name, queue_options(ref.slug).get("display_name") or ref.name)
         for ref in access.visible(found.queues, lambda ref: ref.slug)
     )
     if len(_kept) >= _MAX_KEPT:

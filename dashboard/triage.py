@@ -160,6 +160,6 @@ async def workers_fragment(request: HttpRequest, queue: str) -> HttpResponse:
             "workers": workers,
             "connections": len(connections),
             "unnamed": any(not w.worker_name for w in workers),
-            "dead_letters": ref == dead_letter_ref(),
+            "dead_letters": ref == dead_letter_ref(ref.connection),
         },
     )

@@ -19,6 +19,7 @@ from dashboard.queue_access import for_request
 from dashboard.serializers import queue_json
 from dashboard.state_labels import state_label
 from dashboard.viewer import can_act_on, kind_on_queue, sign_kind, viewer_kind
+from queues import connections
 from queues.conf import default_prefix, get_config
 from queues.counts import summary
 from queues.detail import job_detail
@@ -53,8 +54,16 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "query": listing.query,
         "states": COLUMNS,
         "first_prefix": default_prefix(),
+        "first_connection": connections.default_name(),
+        # With several Redis connections each row names its own.
+        "several_connections": connections.several(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
-        "groupings": GROUPING_LABELS,
+        # Grouping by connection is offered when there is more than one.
+        "groupings": [
+            (value, label)
+            for value, label in GROUPING_LABELS
+            if value != "connection" or connections.several()
+        ],
         "per_page_choices": PER_PAGE_CHOICES,
         "sort_choices": _sort_choices(listing.query.sort),
         # Group actions: each queue's own read-only setting is checked again when acting.
@@ -94,6 +103,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
         "bullpen/queue.html",
         {
             "queue": info,
+            "several_connections": connections.several(),
             "tabs": tabs,
             "state": state,
             "result": result,

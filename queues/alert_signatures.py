@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from queues import fastpipe
+from queues import fastpipe, per_connection
 from queues.connection import get_client
 from queues.failure_groups import signature
 from queues.keys import QueueRef
@@ -78,7 +78,7 @@ async def _read(refs: Sequence[QueueRef], window_s: int) -> dict[QueueRef, list[
         commands.append(("ZREVRANGEBYSCORE", key, "+inf", since, *_SCORED, 0, RECENT))
         commands.append(("ZREVRANGEBYSCORE", key, f"({since}", "-inf", *_SCORED, 0, BEFORE))
     async with translate_redis_errors():
-        replies = await fastpipe.execute(get_client(), commands)
+        replies = await per_connection.execute_for([r for r in refs for _ in (0, 1)], commands)
         windows = {
             ref: (_scored(replies[2 * index]), _scored(replies[2 * index + 1]))
             for index, ref in enumerate(refs)
@@ -120,7 +120,16 @@ def _scored(reply: Any) -> list[tuple[str, int]]:
 
 
 async def _learn(unknown: list[tuple[QueueRef, str, int]]) -> None:
-    redis = get_client()
+    shares: dict[str, list[tuple[QueueRef, str, int]]] = {}
+    for entry in unknown:
+        shares.setdefault(entry[0].connection, []).append(entry)
+    for connection, entries in shares.items():
+        await _learn_on(get_client(connection), entries)
+    while len(_known) > _REMEMBERED:
+        _known.popitem(last=False)
+
+
+async def _learn_on(redis: Any, unknown: list[tuple[QueueRef, str, int]]) -> None:
     for start in range(0, len(unknown), _CHUNK):
         chunk = unknown[start : start + _CHUNK]
         keys = [ref.job_key(job_id) for ref, job_id, _ in chunk]
@@ -130,5 +139,3 @@ async def _learn(unknown: list[tuple[QueueRef, str, int]]) -> None:
                 continue  # removed since its id was read
             reason, stack = values
             _known[entry] = signature(reason, stack)
-    while len(_known) > _REMEMBERED:
-        _known.popitem(last=False)

@@ -24,8 +24,9 @@ from redis.exceptions import RedisError
 from queues.alert_state import AlertTracker, Key, Notice
 from queues.alerts import read_alerts
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
-from queues.conf import get_config, own_key_prefix
+from queues.conf import get_config
 from queues.connection import get_client
+from queues.connections import own_key_prefix
 from queues.counts import summaries
 from queues.errors import BullpenError
 

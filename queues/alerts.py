@@ -23,6 +23,7 @@ from queues.conf import ALERT_DELIVERY_KEYS, get_config
 from queues.counts import QueueSummary
 from queues.dead_letters import is_dead_letter_queue
 from queues.keys import QueueRef
+from queues.queue_options import queue_options
 from queues.recent import failed_since
 
 # The window of the failed_last_hour rule, in seconds.
@@ -68,7 +69,7 @@ def thresholds(slug: str) -> dict[str, int | None]:
         # Nothing consumes the dead-letter queue, by design: its waiting jobs are dead letters
         # kept for replay, not a backlog. Its own QUEUE_OPTIONS alerts may still set one.
         merged["waiting"] = None
-    merged.update(config.get("QUEUE_OPTIONS", {}).get(slug, {}).get("alerts", {}) or {})
+    merged.update(queue_options(slug).get("alerts", {}) or {})
     return merged
 
 

@@ -19,6 +19,9 @@ from django.dispatch import receiver
 DEFAULTS: dict[str, Any] = {
     # Where the queues live. ``rediss://`` and ``redis://user:password@host`` work.
     "REDIS_URL": "redis://127.0.0.1:6379/0",
+    # Several Redis servers under names, the first the default (queues/connections.py):
+    # {"eu": {"URL": "redis://…"}, "us": {"URL": "…"}}. Empty: REDIS_URL alone, as "default".
+    "CONNECTIONS": {},
     # Key prefixes to look for queues under; the first is the default one, whose queues are
     # addressed by their bare name in URLs (others as ``<prefix>:<name>``).
     "PREFIXES": ["bull"],
@@ -129,26 +132,6 @@ Reset = TypeVar("Reset", bound=Callable[[], None])
 
 # Resets of state built from the settings, each registered by the module that owns the state.
 _resets: list[Callable[[], None]] = []
-
-
-def own_key_prefix() -> str:
-    """The prefix of Bullpen's own keys (``LIVE_KEY_PREFIX``). On a Redis Cluster it is made a
-    hash tag (``{bullpen}``) unless it holds one: the keys that one transaction or script of
-    Bullpen's touches must share a slot."""
-    config = get_config()
-    prefix = str(config.get("LIVE_KEY_PREFIX") or "bullpen")
-    if "{" in prefix or not _names_a_cluster(config.get("REDIS_URL")):
-        return prefix
-    return "{" + prefix + "}"
-
-
-def _names_a_cluster(url: object) -> bool:
-    from queues.redis_urls import ClusterUrl, RedisUrlError, parse_redis_url
-
-    try:
-        return isinstance(parse_redis_url(url), ClusterUrl)
-    except RedisUrlError:
-        return False  # the system check reports it
 
 
 def on_change(reset: Reset) -> Reset:

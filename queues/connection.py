@@ -1,4 +1,5 @@
-"""The Redis connection of this process: one client (and pool) per running event loop.
+"""The Redis clients of this process: one client (and pool) per running event loop and
+configured connection (queues/connections.py).
 
 redis-py's asyncio connections belong to the loop that opened them. Daphne runs one loop, so
 a deployment has one pool; tests and management commands that start their own loops get theirs.
@@ -7,9 +8,9 @@ Connections heal: a pooled connection that Redis closed (a restart, ``CLIENT KIL
 sat idle is checked before it is used, and a read that meets a broken connection is sent again
 on a fresh one, with backoff. Writes are another matter: see :mod:`queues.write_once`.
 
-``REDIS_URL`` names one server, a master watched by Redis Sentinel, or a Redis Cluster
+Each connection's URL names one server, a master watched by Redis Sentinel, or a Redis Cluster
 (queues/redis_urls.py); :func:`open_client` builds each, so every client Bullpen opens follows a
-failover.
+failover. A ``connection`` of None is the default connection.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from queues import connections
 from queues.cluster_clients import close_node_clients, is_cluster
 from queues.conf import get_config, on_change
 from queues.redis_urls import RedisTarget, RedisUrlError, SentinelUrl, ServerUrl, parse_redis_url
@@ -33,7 +35,7 @@ from queues.redis_urls import RedisTarget, RedisUrlError, SentinelUrl, ServerUrl
 T = TypeVar("T")
 R = TypeVar("R", bound=aioredis.Redis)
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, aioredis.Redis]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -102,22 +104,25 @@ def client_options(*, blocking: bool = False) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)
 def redis_target(url: str) -> RedisTarget:
     """What ``url`` names (parsed once per URL: clients are opened often)."""
     try:
         return parse_redis_url(url)
     except RedisUrlError as error:
-        raise ImproperlyConfigured(f"BULLPEN['REDIS_URL'] cannot be used: {error}") from None
+        raise ImproperlyConfigured(f"A Bullpen Redis URL cannot be used: {error}") from None
 
 
 def open_client(
-    redis_class: type[R], options: dict[str, Any], cluster_class: type[Any] | None = None
+    redis_class: type[R],
+    options: dict[str, Any],
+    cluster_class: type[Any] | None = None,
+    connection: str | None = None,
 ) -> R:
-    """A ``redis_class`` client of the configured Redis: the one server ``REDIS_URL`` names,
-    the current master of a Sentinel-watched service, or a Redis Cluster (a ``cluster_class``
-    client, redis-py's ``RedisCluster`` by default)."""
-    url = get_config()["REDIS_URL"]
+    """A ``redis_class`` client of a configured Redis: the one server the connection's URL
+    names, the current master of a Sentinel-watched service, or a Redis Cluster (a
+    ``cluster_class`` client, redis-py's ``RedisCluster`` by default)."""
+    url = connections.url_of(connection)
     target = redis_target(url)
     if isinstance(target, ServerUrl):
         return cast(R, redis_class.from_url(url, **options))
@@ -134,18 +139,21 @@ def open_client(
     return cast(R, cluster_client(target, options, cluster_class))
 
 
-def new_client(*, blocking: bool = False) -> aioredis.Redis:
+def new_client(*, blocking: bool = False, connection: str | None = None) -> aioredis.Redis:
     """A client of its own, for a caller that blocks on it or must close it itself."""
-    return open_client(aioredis.Redis, client_options(blocking=blocking))
+    return open_client(aioredis.Redis, client_options(blocking=blocking), connection=connection)
 
 
-def get_client() -> aioredis.Redis:
-    """The shared client for the running event loop: reads, and writes safe to repeat."""
+def get_client(connection: str | None = None) -> aioredis.Redis:
+    """The shared client of ``connection`` for the running event loop: reads, and writes safe
+    to repeat."""
+    name = connections.default_name() if connection is None else connection
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    mine = _clients.setdefault(loop, {})
+    client = mine.get(name)
     if client is None:
-        client = new_client()
-        _clients[loop] = client
+        client = new_client(connection=name)
+        mine[name] = client
     return client
 
 
@@ -156,7 +164,7 @@ _retired: list[tuple[asyncio.AbstractEventLoop, aioredis.Redis]] = []
 @on_change
 def reset() -> None:
     """Retire every client: the settings they were made from changed."""
-    _retired.extend(_clients.items())
+    _retired.extend((loop, client) for loop, mine in _clients.items() for client in mine.values())
     _clients.clear()
 
 
@@ -165,8 +173,8 @@ async def close_current() -> None:
     loop = asyncio.get_running_loop()
     mine = [client for owner, client in _retired if owner is loop]
     _retired[:] = [(owner, client) for owner, client in _retired if owner is not loop]
-    client = _clients.pop(loop, None)
-    for each in [*mine, *([client] if client is not None else [])]:
+    current = _clients.pop(loop, {})
+    for each in [*mine, *current.values()]:
         if is_cluster(each):
             await close_node_clients(each)
         await each.aclose()

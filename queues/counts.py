@@ -1,21 +1,26 @@
 """Counts of every state, and the meta hash, for all queues in one pipelined round trip.
 
 Per queue: 7 counts + 1 HMGET of meta = 8 commands (9 for a queue that still holds a
-BullMQ 5 ``paused`` list).
+BullMQ 5 ``paused`` list). With several connections each one's queues are read on its own
+client, at the same time; one that cannot be reached is left out (queues/reachability.py
+says which) so that the others are still shown.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from queues import fastpipe
+from queues import connections, fastpipe, reachability
 from queues.conf import on_change
 from queues.connection import get_client
-from queues.discovery import Discovered, discovered
+from queues.discovery import Discovered, discovered, discovered_on
 from queues.fastpipe import Command
 from queues.keys import STATES, QueueRef
-from queues.redis_errors import translate_redis_errors
+from queues.per_connection import by_connection
+from queues.redis_errors import reason, translate_redis_errors
+from queues.unreachable_errors import UNREACHABLE
 
 META_FIELDS = ("paused", "concurrency", "max", "duration", "opts.maxLenEvents", "version")
 
@@ -35,6 +40,7 @@ class QueueSummary:
             "name": self.ref.name,
             "prefix": self.ref.prefix,
             "slug": self.ref.slug,
+            "connection": self.ref.connection,
             "paused": self.paused,
             "counts": self.counts,
             "globalConcurrency": self.global_concurrency,
@@ -120,26 +126,70 @@ def _summary(ref: QueueRef, states: tuple[str, ...], replies: list[Any]) -> Queu
 
 
 async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
-    """Summaries of ``refs`` (default: every discovered queue), in one round trip."""
+    """Summaries of ``refs`` (default: every discovered queue), in one round trip per
+    connection. Every queue's: with several connections, those of one that cannot be reached
+    are left out (queues/reachability.py names it)."""
+    if refs is None:
+        async with translate_redis_errors():
+            found: Discovered = await discovered()
+        everywhere = connections.several()
+        return await read_summaries(list(found.queues), found.legacy_paused, partial=everywhere)
+    # Only the named queues' connections are asked: another one being down is not theirs.
+    legacy_paused: frozenset[QueueRef] = frozenset()
     async with translate_redis_errors():
-        found: Discovered = await discovered()
-    targets = list(found.queues) if refs is None else refs
-    return await read_summaries(targets, found.legacy_paused)
+        for connection in {ref.connection for ref in refs}:
+            legacy_paused |= (await discovered_on(connection)).legacy_paused
+    return await read_summaries(refs, legacy_paused)
 
 
 async def read_summaries(
-    refs: list[QueueRef], legacy_paused: frozenset[QueueRef] = frozenset()
+    refs: list[QueueRef], legacy_paused: frozenset[QueueRef] = frozenset(), *, partial: bool = False
 ) -> list[QueueSummary]:
-    """Summaries of exactly ``refs``, without consulting discovery: one pipelined round trip."""
+    """Summaries of exactly ``refs``, without consulting discovery: one pipelined round trip
+    per connection. ``partial``: the queues of a connection that cannot be reached are left
+    out rather than the failure raised."""
     if not refs:
         return []
+    shares = by_connection(refs)
+    if not partial:
+        parts = await asyncio.gather(
+            *(_read_on(name, share, legacy_paused) for name, share in shares.items())
+        )
+        if len(parts) == 1:
+            return parts[0]
+        read = {summary.ref: summary for part in parts for summary in part}
+        return [read[ref] for ref in refs]
+    found = await asyncio.gather(
+        *(_read_or_leave_out(name, share, legacy_paused) for name, share in shares.items())
+    )
+    read = {summary.ref: summary for part in found for summary in part}
+    return [read[ref] for ref in refs if ref in read]
+
+
+async def _read_or_leave_out(
+    connection: str, refs: list[QueueRef], legacy_paused: frozenset[QueueRef]
+) -> list[QueueSummary]:
+    if reachability.skip(connection):
+        return []
+    try:
+        found = await _read_on(connection, refs, legacy_paused)
+    except UNREACHABLE as error:
+        reachability.note_down(connection, reason(error))
+        return []
+    reachability.note_up(connection)
+    return found
+
+
+async def _read_on(
+    connection: str, refs: list[QueueRef], legacy_paused: frozenset[QueueRef]
+) -> list[QueueSummary]:
     plan = [(ref, _queue_request(ref, ref in legacy_paused)) for ref in refs]
     commands = [command for _ref, request in plan for command in request.commands]
     packed = b"".join(request.packed for _ref, request in plan)
     async with translate_redis_errors():
         # Error replies (a hand-made key of the wrong type) come back in place, not raised:
         # one odd queue must not blank the whole overview.
-        replies = await fastpipe.execute(get_client(), commands, packed)
+        replies = await fastpipe.execute(get_client(connection), commands, packed)
     result: list[QueueSummary] = []
     position = 0
     for ref, request in plan:

@@ -14,6 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from queues import connections
 from queues.conf import DEFAULTS, default_prefix, get_config
 from queues.connection import get_client
 from queues.discovery import known
@@ -32,12 +33,20 @@ def dead_letter_name() -> str:
     return str(given.get("dead_letter_queue") or DEFAULTS["WORKER"]["dead_letter_queue"])
 
 
-def dead_letter_ref() -> QueueRef:
-    return QueueRef(default_prefix(), dead_letter_name())
+def dead_letter_ref(connection: str | None = None) -> QueueRef:
+    """The dead-letter queue on ``connection`` (None: the default one)."""
+    return QueueRef(default_prefix(), dead_letter_name(), connection or connections.default_name())
 
 
 def is_dead_letter_queue(slug: Any) -> bool:
-    return isinstance(slug, str) and slug == dead_letter_ref().slug
+    """Whether ``slug`` names the dead-letter queue of any connection."""
+    if not isinstance(slug, str):
+        return False
+    try:
+        ref = QueueRef.from_slug(slug)
+    except QueueNotFound:
+        return False
+    return ref.slug == slug and ref == dead_letter_ref(ref.connection)
 
 
 def _skip_space(text: str, index: int) -> int:
@@ -116,11 +125,13 @@ class Original:
     job_exists: bool
 
 
-async def original_of(envelope: dict[str, Any]) -> Original:
+async def original_of(envelope: dict[str, Any], connection: str | None = None) -> Original:
+    """``connection``: the dead-letter queue's, where the runner that wrote it works (None:
+    the default one)."""
     queue = str(envelope["queue"])
     job_id = str(envelope["jobId"])
     prefix = envelope.get("prefix") or default_prefix()
-    ref = QueueRef(str(prefix), queue)
+    ref = QueueRef(str(prefix), queue, connection or connections.default_name())
     slug: str | None = ref.slug
     try:
         QueueRef.from_slug(ref.slug)
@@ -130,5 +141,7 @@ async def original_of(envelope: dict[str, Any]) -> Original:
         return Original(queue, job_id, None, False, False)
     async with translate_redis_errors():
         queue_exists = await known(ref)
-        job_exists = queue_exists and bool(await get_client().exists(ref.job_key(job_id)))
+        job_exists = queue_exists and bool(
+            await get_client(ref.connection).exists(ref.job_key(job_id))
+        )
     return Original(queue, job_id, slug, queue_exists, job_exists)

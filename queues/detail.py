@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from queues import connections
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
@@ -19,14 +20,16 @@ _ZSET_STATES = ("completed", "failed", "delayed", "prioritized", "waiting-childr
 _LIST_STATES = (("active", "active"), ("wait", "waiting"), ("paused", "waiting"))
 
 
-def job_ref_from_key(job_key: str) -> dict[str, str] | None:
-    """``<prefix>:<queue>:<id>`` → queue ref parts, for any configured prefix."""
+def job_ref_from_key(job_key: str, connection: str | None = None) -> dict[str, str] | None:
+    """``<prefix>:<queue>:<id>`` → queue ref parts, for any configured prefix; the queue is on
+    ``connection`` (None: the default one), where the key was read."""
     for prefix in sorted(get_config()["PREFIXES"], key=len, reverse=True):
         head = prefix + ":"
         if job_key.startswith(head):
             queue, sep, job_id = job_key[len(head) :].partition(":")
             if sep and queue and job_id:
-                return {"slug": QueueRef(prefix, queue).slug, "queue": queue, "id": job_id}
+                ref = QueueRef(prefix, queue, connection or connections.default_name())
+                return {"slug": ref.slug, "queue": queue, "id": job_id}
     return None
 
 
@@ -37,7 +40,7 @@ async def job_detail(
     at that many bytes inside Redis (named in ``truncated``), as the job page reads it: a 30 MB
     job then costs neither Redis nor this process more than the page shows."""
     lines = int(log_lines if log_lines is not None else get_config()["DETAIL_LOG_LINES"])
-    redis = get_client()
+    redis = get_client(ref.connection)
     job_key = ref.job_key(job_id)
     async with translate_redis_errors():
         if not await known(ref):
@@ -77,12 +80,13 @@ async def job_detail(
     job["logs"] = logs if isinstance(logs, list) else []
     job["logsCount"] = log_count if isinstance(log_count, int) else 0
     job["children"] = {
-        "pending": _relatives(pending),
-        "processed": _relatives(processed),
-        "failed": _relatives(failed),
-        "ignored": _relatives(ignored),
+        "pending": _relatives(pending, ref.connection),
+        "processed": _relatives(processed, ref.connection),
+        "failed": _relatives(failed, ref.connection),
+        "ignored": _relatives(ignored, ref.connection),
     }
-    job["parentRef"] = job_ref_from_key(job["parentKey"]) if job.get("parentKey") else None
+    parent_key = job.get("parentKey")
+    job["parentRef"] = job_ref_from_key(parent_key, ref.connection) if parent_key else None
     return job
 
 
@@ -96,12 +100,12 @@ def _capped_hash(reply: Any) -> tuple[dict[str, str], dict[str, int]]:
     return raw, cut
 
 
-def _relatives(keys: Any) -> list[dict[str, str]]:
+def _relatives(keys: Any, connection: str) -> list[dict[str, str]]:
     if not isinstance(keys, (list, set)):
         return []
     found = []
     for key in sorted(keys):
-        parsed = job_ref_from_key(key)
+        parsed = job_ref_from_key(key, connection)
         found.append(parsed if parsed else {"slug": "", "queue": "", "id": key})
     return found
 
@@ -136,7 +140,7 @@ def _zset_state(scores: list[Any]) -> str | None:
 async def _list_state(ref: QueueRef, job_id: str) -> str:
     """The list the job is in. LPOS walks a list, a million waiting jobs long at times: asked
     only once the sorted sets (O(log n)) have said no, as BullMQ's getState does."""
-    async with get_client().pipeline(transaction=False) as pipe:
+    async with get_client(ref.connection).pipeline(transaction=False) as pipe:
         for suffix, _ in _LIST_STATES:
             pipe.lpos(ref.key(suffix), job_id)
         positions = await pipe.execute(raise_on_error=False)
@@ -153,7 +157,7 @@ async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
     async with translate_redis_errors():
         zscores = [("ZSCORE", ref.key(state), job_id) for state in _ZSET_STATES]
         rows, scores = await read_capped_fields(
-            get_client(), [ref.job_key(job_id)], cap, LIVE_FIELDS, zscores
+            get_client(ref.connection), [ref.job_key(job_id)], cap, LIVE_FIELDS, zscores
         )
     ((values, cut_flat),) = rows
     if cut_flat and cut_flat[0] == 0:

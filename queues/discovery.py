@@ -2,6 +2,10 @@
 
 A full SCAN walks every key (millions of jobs), so its result is kept for
 ``DISCOVERY_INTERVAL`` seconds and refreshed in the background while the old list is served.
+
+Each connection is scanned on its own. With several, one that cannot be reached lists no
+queues (and is named in ``unreachable``) while the others are listed; with one, its failure is
+the caller's, as it always was.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ from dataclasses import dataclass, field, replace
 
 import redis.asyncio as aioredis
 
+from queues import connections, reachability
 from queues.conf import get_config, on_change
 from queues.connection import get_client
 from queues.keys import QueueRef
+from queues.redis_errors import reason
+from queues.unreachable_errors import UNREACHABLE
 
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
 
@@ -26,30 +33,35 @@ class Discovered:
     # Queues that still hold a BullMQ 5 ``paused`` list: only these need it counted.
     legacy_paused: frozenset[QueueRef] = frozenset()
     at: float = field(default_factory=time.monotonic)
+    # Connections that could not be read (with several), and why.
+    unreachable: tuple[tuple[str, str], ...] = ()
 
 
-_cache: Discovered | None = None
-_refreshing: asyncio.Task[Discovered] | None = None
+# Per connection: its kept queue list, and the refresh running in the background.
+_cache: dict[str, Discovered] = {}
+_refreshing: dict[str, asyncio.Task[Discovered]] = {}
+# The last merge of several connections' lists, and the lists it was made of.
+_merged: tuple[tuple[Discovered, ...], Discovered] | None = None
 
 
 @on_change
 def reset() -> None:
-    """Forget the kept queue list: the settings it was scanned with changed."""
-    global _cache, _refreshing
-    _cache = None
-    _refreshing = None
+    """Forget the kept queue lists: the settings they were scanned with changed."""
+    global _merged
+    _cache.clear()
+    _refreshing.clear()
+    _merged = None
 
 
 def forget(ref: QueueRef) -> None:
     """The queue was destroyed: leave it out of the kept list (a later scan finds it if it is
     written to again), so that the overview does not list it until the next scan."""
-    global _cache
-    cached = _cache
+    cached = _cache.get(ref.connection)
     if cached is None or ref not in cached.queues:
         return
     if ref in {QueueRef.from_slug(name) for name in get_config()["QUEUES"]}:
         return  # configured queues are always listed
-    _cache = replace(
+    _cache[ref.connection] = replace(
         cached,
         queues=tuple(q for q in cached.queues if q != ref),
         legacy_paused=cached.legacy_paused - {ref},
@@ -98,16 +110,20 @@ async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> tuple[s
     return names, paused_lists & names
 
 
-async def _discover() -> Discovered:
+async def _discover(connection: str) -> Discovered:
     config = get_config()
-    redis = get_client()
+    redis = get_client(connection)
     refs: set[QueueRef] = set()
     legacy: set[QueueRef] = set()
     for prefix in config["PREFIXES"]:
         names, paused_lists = await scan_queues(redis, prefix, int(config["SCAN_COUNT"]))
-        refs.update(QueueRef(prefix, name) for name in names)
-        legacy.update(QueueRef(prefix, name) for name in paused_lists)
-    configured = {QueueRef.from_slug(slug) for slug in config["QUEUES"]} - refs
+        refs.update(QueueRef(prefix, name, connection) for name in names)
+        legacy.update(QueueRef(prefix, name, connection) for name in paused_lists)
+    configured = {
+        ref
+        for ref in (QueueRef.from_slug(slug) for slug in config["QUEUES"])
+        if ref.connection == connection
+    } - refs
     ordered = tuple(sorted(refs | configured))
     if configured:
         # Configured queues the scan did not find may still have a paused list of their own.
@@ -119,24 +135,57 @@ async def _discover() -> Discovered:
     return Discovered(queues=ordered, legacy_paused=frozenset(legacy))
 
 
-async def _refresh() -> Discovered:
-    global _cache
-    found = await _discover()
-    _cache = found
+async def _refresh(connection: str) -> Discovered:
+    found = await _discover(connection)
+    _cache[connection] = found
     return found
 
 
-async def discovered() -> Discovered:
-    """The queue list; stale lists are served while one refresh runs in the background."""
-    global _refreshing
+async def discovered_on(connection: str) -> Discovered:
+    """One connection's queue list; a stale list is served while one refresh runs in the
+    background."""
     interval = float(get_config()["DISCOVERY_INTERVAL"])
-    cached = _cache
+    cached = _cache.get(connection)
     if cached is None or interval <= 0:
-        return await _refresh()
-    if time.monotonic() - cached.at > interval and (_refreshing is None or _refreshing.done()):
-        _refreshing = asyncio.ensure_future(_refresh())
-        _refreshing.add_done_callback(_swallow)
+        return await _refresh(connection)
+    running = _refreshing.get(connection)
+    if time.monotonic() - cached.at > interval and (running is None or running.done()):
+        task = asyncio.ensure_future(_refresh(connection))
+        task.add_done_callback(_swallow)
+        _refreshing[connection] = task
     return cached
+
+
+async def discovered() -> Discovered:
+    """Every connection's queues; with several, those that cannot be read are named in
+    ``unreachable`` instead."""
+    names = connections.names()
+    if len(names) == 1:
+        return await discovered_on(names[0])
+    found = tuple(await asyncio.gather(*(_discovered_or_unreachable(name) for name in names)))
+    global _merged
+    if _merged is not None and len(_merged[0]) == len(found):
+        if all(kept is part for kept, part in zip(_merged[0], found, strict=True)):
+            return _merged[1]  # the same lists: the same object, which callers' caches know
+    merged = Discovered(
+        queues=tuple(sorted(ref for part in found for ref in part.queues)),
+        legacy_paused=frozenset(ref for part in found for ref in part.legacy_paused),
+        at=min(part.at for part in found),
+        unreachable=tuple(pair for part in found for pair in part.unreachable),
+    )
+    _merged = (found, merged)
+    return merged
+
+
+async def _discovered_or_unreachable(connection: str) -> Discovered:
+    if reachability.skip(connection):
+        detail = reachability.unreachable().get(connection, "")
+        return Discovered(queues=(), unreachable=((connection, detail),))
+    try:
+        return await discovered_on(connection)
+    except UNREACHABLE as error:
+        reachability.note_down(connection, reason(error))
+        return Discovered(queues=(), unreachable=((connection, reason(error)),))
 
 
 def _swallow(task: asyncio.Task[Discovered]) -> None:
@@ -147,9 +196,9 @@ def _swallow(task: asyncio.Task[Discovered]) -> None:
 
 async def known(ref: QueueRef) -> bool:
     """Whether the queue exists: in the list, or (created since the last scan) in Redis."""
-    found = await discovered()
+    found = await discovered_on(ref.connection)
     if ref in found.queues:
         return True
     if ":" in ref.name or ref.prefix not in get_config()["PREFIXES"]:
         return False
-    return bool(await get_client().exists(ref.key("meta"), ref.key("id")))
+    return bool(await get_client(ref.connection).exists(ref.key("meta"), ref.key("id")))

@@ -6,8 +6,7 @@ two timestamps. Jobs removed on completion leave nothing to measure: "where know
 
 from __future__ import annotations
 
-from queues import fastpipe
-from queues.connection import get_client
+from queues import per_connection
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 
@@ -17,10 +16,9 @@ BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
 async def recent_durations(refs: list[QueueRef], sample: int = 100) -> dict[QueueRef, list[float]]:
     if not refs or sample <= 0:
         return {}
-    redis = get_client()
     async with translate_redis_errors():
-        id_lists = await fastpipe.execute(
-            redis, [("ZREVRANGE", ref.key("completed"), 0, sample - 1) for ref in refs]
+        id_lists = await per_connection.execute_for(
+            refs, [("ZREVRANGE", ref.key("completed"), 0, sample - 1) for ref in refs]
         )
         plan = [
             (ref, job_id)
@@ -28,8 +26,8 @@ async def recent_durations(refs: list[QueueRef], sample: int = 100) -> dict[Queu
             if isinstance(ids, list)
             for job_id in ids
         ]
-        replies = await fastpipe.execute(
-            redis,
+        replies = await per_connection.execute_for(
+            [ref for ref, _ in plan],
             [("HMGET", ref.job_key(job_id), "processedOn", "finishedOn") for ref, job_id in plan],
         )
     result: dict[QueueRef, list[float]] = {ref: [] for ref in refs}

@@ -130,7 +130,7 @@ async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupRepor
         budget = int(get_config().get("FAILURE_GROUP_BUDGET", 10_000))
     elif not 1 <= budget <= MAX_BUDGET:
         raise BadParameter(f"budget must be between 1 and {MAX_BUDGET}")
-    redis = get_client()
+    redis = get_client(ref.connection)
     async with translate_redis_errors():
         if not await known(ref):
             raise QueueNotFound(f"Unknown queue {ref.slug!r}")
@@ -199,7 +199,7 @@ async def shared_failure_groups(ref: QueueRef) -> GroupReport:
     failed count, and its report reused for a few seconds. Actions take a fresh report (their
     ids must be current)."""
     async with translate_redis_errors():
-        failed = int(await get_client().zcard(ref.key("failed")))
+        failed = int(await get_client(ref.connection).zcard(ref.key("failed")))
     hit = _shared.get(ref)
     if hit is not None and hit[1] == failed and time.monotonic() - hit[0] < SHARED_FOR:
         return hit[2]

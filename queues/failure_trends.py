@@ -26,8 +26,8 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from queues import fastpipe
-from queues.conf import own_key_prefix
 from queues.connection import get_client
+from queues.connections import own_key_prefix
 from queues.keys import QueueRef
 
 log = logging.getLogger("bullpen.triage")
@@ -102,7 +102,7 @@ class Trend:
 
 def trend_key(ref: QueueRef, signature: str) -> str:
     digest = hashlib.sha1(signature.encode(), usedforsecurity=False).hexdigest()[:16]
-    return f"{own_key_prefix()}:trends:{ref.qualified_name}:{digest}"
+    return f"{own_key_prefix(ref.connection)}:trends:{ref.qualified_name}:{digest}"
 
 
 def minutes_of(finished_ms: Sequence[int], now_minute: int) -> Counter[int]:
@@ -137,7 +137,7 @@ async def record_and_read(
     if not kept:
         return {}
     keys = [trend_key(ref, signature) for signature, _ in kept]
-    redis = get_client()
+    redis = get_client(ref.connection)
     counted = await fastpipe.execute(redis, [("HGET", key, "upto") for key in keys])
     lifetime = DAY_MINUTES * 60 + 3600
     commands: list[fastpipe.Command] = []

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from queues import fastpipe
-from queues.connection import get_client
+from queues import per_connection
 from queues.discovery import discovered
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
@@ -39,7 +38,7 @@ async def find_job(job_id: str, refs: list[QueueRef] | None = None) -> list[Queu
         return []
     async with translate_redis_errors():
         targets = refs if refs is not None else list((await discovered()).queues)
-        replies = await fastpipe.execute(
-            get_client(), [("TYPE", ref.job_key(job_id)) for ref in targets]
+        replies = await per_connection.execute_for(
+            targets, [("TYPE", ref.job_key(job_id)) for ref in targets]
         )
     return [ref for ref, reply in zip(targets, replies, strict=True) if reply == "hash"]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from queues import fastpipe
+from queues import connections, fastpipe
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.detail import job_ref_from_key
@@ -50,9 +50,13 @@ class _Node:
     parent: _Node | None = None
 
 
-def _parent_of(raw: Mapping[str, str | None]) -> tuple[QueueRef, str] | None:
+def _parent_of(
+    raw: Mapping[str, str | None], connection: str | None = None
+) -> tuple[QueueRef, str] | None:
     """The parent named in a job's ``parent`` JSON (queue key and id, unambiguous whatever
-    the prefix), else its ``parentKey`` read with the configured prefixes."""
+    the prefix), else its ``parentKey`` read with the configured prefixes. A flow lives in
+    one Redis: the parent is on the child's ``connection`` (None: the default one)."""
+    connection = connection or connections.default_name()
     parent = raw.get("parent")
     if parent:
         try:
@@ -60,7 +64,7 @@ def _parent_of(raw: Mapping[str, str | None]) -> tuple[QueueRef, str] | None:
             prefix, _, name = str(found["queueKey"]).rpartition(":")
             readable = prefix in get_config()["PREFIXES"]
             if readable and name and found.get("id") is not None:
-                return QueueRef(prefix, name), str(found["id"])
+                return QueueRef(prefix, name, connection), str(found["id"])
         except (ValueError, KeyError, TypeError):
             pass
     key = raw.get("parentKey")
@@ -70,14 +74,14 @@ def _parent_of(raw: Mapping[str, str | None]) -> tuple[QueueRef, str] | None:
         if key.startswith(prefix + ":"):
             name, sep, job_id = key[len(prefix) + 1 :].partition(":")
             if sep and name and job_id:
-                return QueueRef(prefix, name), job_id
+                return QueueRef(prefix, name, connection), job_id
     return None
 
 
 async def _root(ref: QueueRef, job_id: str) -> tuple[QueueRef, str, int]:
     """The flow's root and how many levels above ``job_id`` it is (one round trip a level).
     A parent that is gone ends the walk: the tree starts at its last child still there."""
-    redis = get_client()
+    redis = get_client(ref.connection)
     here, below, levels = (ref, job_id), (ref, job_id), 0
     while True:
         key = here[0].job_key(here[1])
@@ -90,7 +94,7 @@ async def _root(ref: QueueRef, job_id: str) -> tuple[QueueRef, str, int]:
             if levels == 0:
                 raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
             return below[0], below[1], levels - 1
-        up = _parent_of({"parentKey": fields[0], "parent": fields[1]})
+        up = _parent_of({"parentKey": fields[0], "parent": fields[1]}, ref.connection)
         if up is None or levels == MAX_ANCESTORS:
             return here[0], here[1], levels
         below, here, levels = here, up, levels + 1
@@ -98,7 +102,7 @@ async def _root(ref: QueueRef, job_id: str) -> tuple[QueueRef, str, int]:
 
 async def _read_level(nodes: list[_Node], with_children: bool, max_children: int) -> list[_Node]:
     """Fill in ``nodes`` (one round trip); their children, the next level, are returned."""
-    redis = get_client()
+    redis = get_client(nodes[0].ref.connection if nodes else None)
     cap = int(get_config()["LIST_FIELD_CAP"])
     reader = script(redis, "read_jobs")
     by_queue: dict[QueueRef, list[int]] = {}
@@ -213,7 +217,7 @@ def _children(node: _Node, replies: list[Any], max_children: int) -> list[_Node]
         for key in sorted(_members(kind, replies[2 * i + 1])):
             if len(shown) >= max_children or key in kinds:
                 continue
-            parsed = job_ref_from_key(key)
+            parsed = job_ref_from_key(key, node.ref.connection)
             if parsed is None:
                 continue  # a prefix this site does not read
             kinds[key] = kind

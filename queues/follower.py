@@ -31,10 +31,11 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from queues import live_protocol
+from queues import connections, live_protocol
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
-from queues.conf import get_config, own_key_prefix
+from queues.conf import get_config
 from queues.connection import get_client
+from queues.connections import own_key_prefix
 from queues.events import QueueEvent
 from queues.interest import Interest
 from queues.keys import QueueRef
@@ -105,11 +106,18 @@ class LiveSettings:
 
 class Follower:
     def __init__(
-        self, publish: Publish, registry: Interest, settings: LiveSettings | None = None
+        self,
+        publish: Publish,
+        registry: Interest,
+        settings: LiveSettings | None = None,
+        connection: str | None = None,
     ) -> None:
-        """``registry``: what this process's pages watch (its websocket consumers write it)."""
+        """``registry``: what this process's pages watch (its websocket consumers write it);
+        ``connection``: the Redis whose queues it follows (None: the default one). Each
+        connection has its own follower, lease and watcher lists, in its own Redis."""
         self.settings = s = settings or LiveSettings.from_config()
-        key_prefix = own_key_prefix()
+        self.connection = connection or connections.default_name()
+        key_prefix = own_key_prefix(self.connection)
         self.wake = asyncio.Event()
         self.chores = Chores(
             renew_lease=Periodic(s.lease_ttl_ms / 3000),
@@ -133,8 +141,8 @@ class Follower:
             lease_ttl_ms=s.lease_ttl_ms,
             status=self.status,
         )
-        self.watching = Watching()
-        self.streams = StreamReader(s.block_ms, s.read_pause)
+        self.watching = Watching(self.connection)
+        self.streams = StreamReader(s.block_ms, s.read_pause, self.connection)
         self.counts = LiveCounts(
             self.outbox,
             self.watching,
@@ -147,8 +155,12 @@ class Follower:
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
         self.sampler = MinuteSampler()
-        scanner = NewQueueScanner(list(get_config()["PREFIXES"]), s.new_queue_scan_keys)
-        self.following = QueueFollowing(self.streams, self.counts, self.watching, scanner)
+        scanner = NewQueueScanner(
+            list(get_config()["PREFIXES"]), s.new_queue_scan_keys, self.connection
+        )
+        self.following = QueueFollowing(
+            self.streams, self.counts, self.watching, scanner, self.connection
+        )
 
     @property
     def leader(self) -> bool:
@@ -221,7 +233,7 @@ class Follower:
             await asyncio.sleep(self.settings.batch_window)
 
     async def _housekeep(self) -> None:
-        redis = get_client()
+        redis = get_client(self.connection)
         chores, leadership, watching = self.chores, self.leadership, self.watching
         if chores.renew_lease.due():
             became_leader = await leadership.renew(redis)
@@ -234,7 +246,8 @@ class Follower:
         if not self.leader:
             return
         if chores.heartbeat.due():
-            self.outbox.emit(("status",), live_protocol.status_message(True, beat=True))
+            beat = live_protocol.status_message(True, beat=True, connection=self.connection)
+            self.outbox.emit(("status",), beat)
         if chores.read_interest.due():
             woke = watching.everywhere(await leadership.read_interest(redis))
             if woke:
@@ -298,4 +311,5 @@ class Follower:
             self._send_everything_soon()  # recovered: re-read everything at once
         else:
             self.counts.forget_sent()
-        await self.outbox.publish(("status",), live_protocol.status_message(ok, detail))
+        status = live_protocol.status_message(ok, detail, connection=self.connection)
+        await self.outbox.publish(("status",), status)

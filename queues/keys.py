@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from queues import connections
 from queues.conf import default_prefix, get_config
 from queues.errors import QueueNotFound
 
@@ -27,10 +28,11 @@ STATES: dict[str, tuple[str, StateKind]] = {
 
 @dataclass(frozen=True, order=True)
 class QueueRef:
-    """One queue: its key prefix and its name."""
+    """One queue: its key prefix, its name, and the connection (Redis) that holds it."""
 
     prefix: str
     name: str
+    connection: str = field(default_factory=connections.default_name)
 
     def key(self, suffix: str) -> str:
         return f"{self.prefix}:{self.name}:{suffix}"
@@ -45,18 +47,27 @@ class QueueRef:
 
     @property
     def slug(self) -> str:
-        """How URLs name the queue: the bare name under the default prefix."""
-        if self.prefix == default_prefix():
-            return self.name
-        return f"{self.prefix}:{self.name}"
+        """How URLs name the queue: the bare name under the default prefix, and with several
+        connections its connection after an ``@`` (queues/connections.py)."""
+        within = self.name if self.prefix == default_prefix() else f"{self.prefix}:{self.name}"
+        if connections.several():
+            return f"{within}{connections.SLUG_SEPARATOR}{self.connection}"
+        return within
+
+    @property
+    def slug_on_connection(self) -> str:
+        """The slug without its connection: the bare name under the default prefix, else
+        ``<prefix>:<name>``."""
+        return self.name if self.prefix == default_prefix() else f"{self.prefix}:{self.name}"
 
     @classmethod
     def from_slug(cls, slug: str) -> QueueRef:
         """Parse a URL's queue segment. BullMQ refuses ``:`` in queue names, so the last
         ``:`` separates a non-default prefix (which may itself hold ``:``) from the name."""
-        prefix, sep, name = slug.rpartition(":")
+        connection, within = connections.split_slug(slug)
+        prefix, sep, name = within.rpartition(":")
         if not sep:
-            return cls(default_prefix(), slug)
+            return cls(default_prefix(), within, connection)
         if prefix not in get_config()["PREFIXES"] or not name:
             raise QueueNotFound(f"Unknown queue {slug!r}")
-        return cls(prefix, name)
+        return cls(prefix, name, connection)

@@ -104,7 +104,7 @@ async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[s
     round trip. Jobs removed since their id was read are left out."""
     if not job_ids:
         return []
-    redis = get_client()
+    redis = get_client(ref.connection)
     keys = [ref.job_key(job_id) for job_id in job_ids]
     delayed = ref.key("delayed")
     scores = [("ZSCORE", delayed, job_id) for job_id in job_ids]
@@ -145,7 +145,8 @@ async def job_page(
         start = (page - 1) * per_page
         end = start + per_page - 1
         ids, total = await fastpipe.execute(
-            get_client(), _range_commands(ref.key(suffix), kind, start, end, order == "asc")
+            get_client(ref.connection),
+            _range_commands(ref.key(suffix), kind, start, end, order == "asc"),
         )
         problem = next((r for r in (ids, total) if isinstance(r, Exception)), None)
         if problem is not None:

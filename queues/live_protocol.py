@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any, Literal, TypedDict
 
+from queues import connections
+
 Topic = tuple[str, ...]  # ("overview",), ("status",), ("queue", slug), ("job", slug, id)
 
 
@@ -48,6 +50,8 @@ class StatusMessage(TypedDict):
     # Sent by the reader of the event streams every few seconds while it reads: pages that
     # stop hearing it mark their figures stale instead of saying "live".
     beat: bool
+    # The Redis connection this is about: each has its own reader (queues/connections.py).
+    connection: str
 
 
 class ProgressUpdate(TypedDict):
@@ -158,13 +162,16 @@ def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessa
     return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
 
 
-def status_message(ok: bool, detail: str = "", *, beat: bool = False) -> StatusMessage:
+def status_message(
+    ok: bool, detail: str = "", *, beat: bool = False, connection: str | None = None
+) -> StatusMessage:
     return {
         "type": "status",
         "redis": "ok" if ok else "down",
         "detail": detail,
         "at": now_ms(),
         "beat": beat,
+        "connection": connection or connections.default_name(),
     }
 
 

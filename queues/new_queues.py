@@ -13,6 +13,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from queues import connections
 from queues.cluster_clients import is_cluster, masters
 from queues.discovery import escape_glob, queue_name_of_key
 from queues.keys import QueueRef
@@ -21,8 +22,11 @@ SCAN_BATCH = 1000
 
 
 class NewQueueScanner:
-    def __init__(self, prefixes: list[str], keys_per_second: int) -> None:
+    def __init__(
+        self, prefixes: list[str], keys_per_second: int, connection: str | None = None
+    ) -> None:
         self.prefixes = prefixes
+        self.connection = connection or connections.default_name()  # whose keys are walked
         self.keys_per_second = max(SCAN_BATCH, keys_per_second)
         self._cursors: dict[str, int] = {}
 
@@ -41,7 +45,7 @@ class NewQueueScanner:
                     for key in keys:
                         name = queue_name_of_key(prefix, str(key))
                         if name is not None:
-                            found.add(QueueRef(prefix, name))
+                            found.add(QueueRef(prefix, name, self.connection))
                     if cursor == 0:
                         break
                 self._cursors[place] = cursor

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from queues import fastpipe
-from queues.connection import get_client
+from queues import per_connection
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 
@@ -21,7 +20,7 @@ async def finished_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, d
         commands.append(("ZCOUNT", ref.key("completed"), since, "+inf"))
         commands.append(("ZCOUNT", ref.key("failed"), since, "+inf"))
     async with translate_redis_errors():
-        replies = await fastpipe.execute(get_client(), commands)
+        replies = await per_connection.execute_for([r for r in refs for _ in (0, 1)], commands)
     result = {}
     for index, ref in enumerate(refs):
         completed, failed = replies[2 * index], replies[2 * index + 1]
@@ -40,7 +39,7 @@ async def failed_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dic
     since = int(time.time() * 1000) - seconds * 1000
     commands = [("ZCOUNT", ref.key("failed"), since, "+inf") for ref in refs]
     async with translate_redis_errors():
-        replies = await fastpipe.execute(get_client(), commands)
+        replies = await per_connection.execute_for(refs, commands)
     return {
         ref: {"failed": reply if isinstance(reply, int) else 0}
         for ref, reply in zip(refs, replies, strict=True)

@@ -11,7 +11,7 @@ import json
 
 import redis.asyncio as aioredis
 
-from queues.conf import own_key_prefix
+from queues.connections import own_key_prefix
 from queues.keys import QueueRef
 
 MINUTE_MS = 60_000
@@ -20,7 +20,7 @@ GRACE_MS = 2_000  # events of a minute may arrive a little after it ends
 
 
 def stats_key(ref: QueueRef) -> str:
-    return f"{own_key_prefix()}:stats:{ref.qualified_name}"
+    return f"{own_key_prefix(ref.connection)}:stats:{ref.qualified_name}"
 
 
 class MinuteSampler:

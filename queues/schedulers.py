@@ -86,7 +86,7 @@ def _scheduler(member: str, score: float, fields: dict[str, str]) -> dict[str, A
 
 async def list_schedulers(ref: QueueRef, limit: int = MAX_SCHEDULERS) -> list[dict[str, Any]]:
     """The queue's schedulers, next to run first (at most ``limit``)."""
-    redis = get_client()
+    redis = get_client(ref.connection)
     repeat = ref.key("repeat")
     async with translate_redis_errors():
         entries: list[Any] = list(await redis.zrange(repeat, 0, limit - 1, withscores=True))

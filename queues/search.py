@@ -131,7 +131,7 @@ async def search(
     config = get_config()
     budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)
     cap = int(config["SEARCH_FIELD_CAP"])
-    redis = get_client()
+    redis = get_client(ref.connection)
     suffix, kind = STATES[state]
     key = ref.key(suffix)
     async with translate_redis_errors():

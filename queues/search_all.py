@@ -16,9 +16,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from queues import fastpipe
+from queues import per_connection
 from queues.conf import get_config
-from queues.connection import get_client
 from queues.errors import QueueNotFound
 from queues.keys import STATES, QueueRef
 from queues.redis_errors import translate_redis_errors
@@ -81,7 +80,8 @@ async def state_sizes(refs: Sequence[QueueRef], states: Sequence[str]) -> list[d
     async with translate_redis_errors():
         for start in range(0, len(commands), SIZES_PER_TRIP):
             batch = commands[start : start + SIZES_PER_TRIP]
-            replies += await fastpipe.execute(get_client(), batch)
+            owners = [refs[i // len(states)] for i in range(start, start + len(batch))]
+            replies += await per_connection.execute_for(owners, batch)
     sizes = []
     for index in range(len(refs)):
         row = replies[index * len(states) : (index + 1) * len(states)]

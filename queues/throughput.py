@@ -11,8 +11,7 @@ import json
 import time
 from typing import Any
 
-from queues import fastpipe
-from queues.connection import get_client
+from queues import per_connection
 from queues.fastpipe import Command
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
@@ -49,7 +48,8 @@ async def series_of(refs: list[QueueRef], window: str = "hour") -> dict[QueueRef
     minutes = WINDOWS.get(window, 60)
     commands = [command for ref in refs for command in _commands(ref, minutes)]
     async with translate_redis_errors():
-        replies = await fastpipe.execute(get_client(), commands) if commands else []
+        owners = [ref for ref in refs for _ in _commands(ref, minutes)]
+        replies = await per_connection.execute_for(owners, commands)
     now = int(time.time() * 1000)
     found = {}
     for index, ref in enumerate(refs):

@@ -21,6 +21,7 @@ from queues.cluster_clients import is_cluster, masters
 from queues.connection import get_client
 from queues.errors import BullpenError
 from queues.keys import QueueRef
+from queues.per_connection import by_connection
 from queues.redis_errors import translate_redis_errors
 
 
@@ -163,15 +164,19 @@ def match_workers(clients: list[dict[str, str]], refs: list[QueueRef]) -> list[W
 
 
 async def list_workers(refs: list[QueueRef]) -> list[WorkerConnection]:
-    """The worker connections of ``refs``; :class:`ClientListRefused` when Redis will not say."""
-    async with translate_redis_errors():
-        try:
-            text = await _client_list(get_client())
-        except ResponseError as error:
-            if _refused(error):
-                raise ClientListRefused from error
-            raise
-    return match_workers(parse_client_list(text), refs)
+    """The worker connections of ``refs`` (one CLIENT LIST per connection they are on);
+    :class:`ClientListRefused` when Redis will not say."""
+    found: list[WorkerConnection] = []
+    for connection, share in by_connection(refs).items():
+        async with translate_redis_errors():
+            try:
+                text = await _client_list(get_client(connection))
+            except ResponseError as error:
+                if _refused(error):
+                    raise ClientListRefused from error
+                raise
+        found += match_workers(parse_client_list(text), share)
+    return found
 
 
 async def _client_list(client: Any) -> str:

@@ -156,12 +156,13 @@ async def _set_up_named_if_allowed(connection: AbstractConnection) -> None:
         await connection.on_connect()  # type: ignore[no-untyped-call]
 
 
-def write_once_client() -> WriteOnceRedis:
-    """A client of the configured Redis whose writes are sent at most once."""
+def write_once_client(connection: str | None = None) -> WriteOnceRedis:
+    """A client of ``connection``'s Redis (None: the default one) whose writes are sent at
+    most once."""
     options = {
         **client_options(),
         "retry": Retry(NoBackoff(), 0),
         "client_name": CLIENT_NAME,
         "redis_connect_func": _set_up_named_if_allowed,
     }
-    return open_client(WriteOnceRedis, options, WriteOnceCluster)
+    return open_client(WriteOnceRedis, options, WriteOnceCluster, connection)

@@ -8,7 +8,7 @@ credentials and timers must not leak into the next test.
 from __future__ import annotations
 
 from dashboard import basic_sign_in, socket_limits
-from queues import alert_signatures, alerts, discovery, failure_groups
+from queues import alert_signatures, alerts, discovery, failure_groups, reachability
 from queues.runner import logs
 
 
@@ -16,6 +16,7 @@ def reset() -> None:
     failure_groups.reset_shared()
     alert_signatures.reset()
     discovery.reset()
+    reachability.forget()
     alerts._at_limit_since.clear()
     basic_sign_in.forget()
     logs.reset_json_logs()

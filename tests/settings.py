@@ -108,6 +108,9 @@ BULLPEN = {
     # Slower, smaller batches for the fault tests' servers (JSON).
     "ACTIONS": json.loads(os.environ.get("BULLPEN_TEST_ACTIONS", "{}")),
 }
+if os.environ.get("BULLPEN_TEST_CONNECTIONS"):  # several Redis servers (JSON of CONNECTIONS)
+    del BULLPEN["REDIS_URL"]
+    BULLPEN["CONNECTIONS"] = json.loads(os.environ["BULLPEN_TEST_CONNECTIONS"])
 
 # As the standalone site: channels-redis's per-second tracebacks during an outage, once a minute.
 LOGGING = {

@@ -108,7 +108,8 @@ class OverviewForm(forms.Form):
     q = TextField(longest=MAX_FILTER)
     problems = FlagField()
     group = ChoiceTextField(
-        overview_list.GROUPINGS, "%(name)s must be one of: head, tail, prefix (or left out)"
+        overview_list.GROUPINGS,
+        "%(name)s must be one of: head, tail, prefix, connection (or left out)",
     )
     within = TextField(longest=MAX_ID)
     sort = ChoiceTextField(

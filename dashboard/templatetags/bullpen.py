@@ -208,6 +208,15 @@ def json_tree(value: Any) -> SafeString:
     return format_html('<div class="json-tree">{}</div>', _tree(value, 0))
 
 
+@register.simple_tag
+def bullpen_connections() -> str:
+    """The Redis connections' names, space-separated, when there are several (live.js tells
+    one that is down from the others); empty with one."""
+    from queues import connections
+
+    return " ".join(connections.names()) if connections.several() else ""
+
+
 @register.simple_tag(takes_context=True)
 def bullpen_ws_path(context: template.Context) -> str:
     """Where the live websocket is routed (``WEBSOCKET_PATH``), with the page's ticket for a

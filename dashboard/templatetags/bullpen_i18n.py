@@ -158,6 +158,7 @@ def script_text() -> dict[str, str]:
         "stale": gettext("stale"),
         "redis_down": gettext("Redis unreachable"),
         "redis_down_detail": gettext("Redis unreachable: {detail}"),
+        "connections_down": gettext("live · {names} unreachable"),
         "live_updates": gettext("Live updates"),
         "connection_lost": gettext("Connection to the server lost: the figures may be out of date"),
         "silent": gettext("No live update for {n} s: the figures may be out of date"),

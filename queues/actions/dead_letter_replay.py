@@ -49,7 +49,8 @@ def _original(entry: Job, dead_letters: QueueRef) -> tuple[QueueRef, str, dict[s
     if not (isinstance(data, dict) and isinstance(data.get("queue"), str) and data.get("jobId")):
         raise QueueDataError(f"Job {entry.id!r} of {dead_letters.slug!r} is not a dead letter")
     prefix = data.get("prefix") or dead_letters.prefix
-    return QueueRef(str(prefix), data["queue"]), str(data["jobId"]), data
+    # The dead letter queue is kept in the original's Redis (the runner's connection).
+    return QueueRef(str(prefix), data["queue"], dead_letters.connection), str(data["jobId"]), data
 
 
 async def replay_dead_letter(
@@ -63,7 +64,9 @@ async def replay_dead_letter(
     (no such dead letter) or Conflict (the original is not failed any more: waiting, active...).
     """
     ref = dead_letters or dead_letter_ref()
-    client = write_once_client()  # a replay is an action: sent once, never applied twice
+    client = write_once_client(
+        ref.connection
+    )  # a replay is an action: sent once, never applied twice
     try:
         dead_queue = _queue_on(client, ref)
         entry = await Job.fromId(dead_queue, dead_letter_id)

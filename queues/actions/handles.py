@@ -1,6 +1,7 @@
 """bullmq ``Queue`` objects for the running event loop, on a client of their own.
 
-A bullmq Queue is bound to the loop that created it; it is cheap to keep one per queue.
+A bullmq Queue is bound to the loop that created it; it is cheap to keep one per queue. Each
+connection (queues/connections.py) has its own client: a queue's actions go to its own Redis.
 The client is not the readers' shared one, so closing bullmq objects can never close it, and
 it sends each write at most once (queues/write_once.py): an action whose connection broke after
 it was sent is reported as of unknown outcome, never applied twice.
@@ -20,20 +21,19 @@ from queues.restricted_redis import without_info
 from queues.write_once import write_once_client
 
 _handles: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, tuple[aioredis.Redis, dict[QueueRef, Queue]]
+    asyncio.AbstractEventLoop, tuple[dict[str, aioredis.Redis], dict[QueueRef, Queue]]
 ] = weakref.WeakKeyDictionary()
 
 
 def queue_for_actions(ref: QueueRef) -> Queue:
-    """This loop's bullmq Queue for ``ref``, on the actions' write-once client."""
+    """This loop's bullmq Queue for ``ref``, on its connection's write-once client."""
     loop = asyncio.get_running_loop()
-    entry = _handles.get(loop)
-    if entry is None:
-        entry = (write_once_client(), {})
-        _handles[loop] = entry
-    client, queues = entry
+    clients, queues = _handles.setdefault(loop, ({}, {}))
     queue = queues.get(ref)
     if queue is None:
+        client = clients.get(ref.connection)
+        if client is None:
+            client = clients[ref.connection] = write_once_client(ref.connection)
         queue = without_info(Queue(ref.name, {"connection": client, "prefix": ref.prefix}))
         queues[ref] = queue
     return queue
@@ -47,13 +47,17 @@ async def close_current() -> None:
     loop = asyncio.get_running_loop()
     mine = [client for owner, client in _retired if owner is loop]
     _retired[:] = [(owner, client) for owner, client in _retired if owner is not loop]
-    entry = _handles.pop(loop, None)
-    for client in [*mine, *([entry[0]] if entry else [])]:
+    clients, _queues = _handles.pop(loop, ({}, {}))
+    for client in [*mine, *clients.values()]:
         await client.aclose()
 
 
 @on_change
 def reset() -> None:
     """Settings changed: retire every client (closed later on its own loop)."""
-    _retired.extend((loop, entry[0]) for loop, entry in _handles.items())
+    _retired.extend(
+        (loop, client)
+        for loop, (clients, _queues) in _handles.items()
+        for client in clients.values()
+    )
     _handles.clear()

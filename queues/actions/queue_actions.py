@@ -43,7 +43,7 @@ async def for_each_queue(
 
 async def empty(ref: QueueRef) -> ActionResult:
     """Remove every waiting, prioritized and delayed job (not active, completed or failed)."""
-    reader = get_client()
+    reader = get_client(ref.connection)
     async with translate_bullmq_errors():
         async with reader.pipeline(transaction=False) as pipe:
             for key in ("wait", "prioritized", "delayed", "paused"):
@@ -59,7 +59,7 @@ async def obliterate(ref: QueueRef, confirm: str, *, force: bool = False) -> Act
     (active) stop it unless ``force``: their workers then find them gone and cannot finish."""
     if confirm != ref.name:
         raise BadParameter("Type the queue's name to confirm obliterating it")
-    reader = get_client()
+    reader = get_client(ref.connection)
     async with translate_bullmq_errors():
         paused = await reader.hget(ref.key("meta"), "paused")
         if paused in (None, "", "0"):

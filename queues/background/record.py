@@ -67,9 +67,14 @@ class ActionRecord:
     detail: dict[str, Any] = field(default_factory=dict)
     resumes: int = 0  # times another runner took it over after its own stopped
     settled: bool = False  # finished and audited: nothing left to do
+    # The Redis the queue is on (queues/connections.py); empty: the default one. The record
+    # itself is kept on the default connection, with every other record.
+    connection: str = ""
 
     @property
     def ref(self) -> QueueRef:
+        if self.connection:
+            return QueueRef(self.prefix, self.queue, self.connection)
         return QueueRef(self.prefix, self.queue)
 
     @property
@@ -107,6 +112,7 @@ class ActionRecord:
             "detail": json.dumps(self.detail),
             "resumes": str(self.resumes),
             "settled": "1" if self.settled else "",
+            "connection": self.connection,
         }
 
     @classmethod
@@ -129,6 +135,7 @@ class ActionRecord:
             kind=fields.get("kind", ""),
             prefix=fields.get("prefix", ""),
             queue=fields.get("queue", ""),
+            connection=fields.get("connection", ""),
             params=mapping("params"),
             requested_by=RequestedBy(
                 fields.get("user", ""),

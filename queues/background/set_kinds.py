@@ -43,7 +43,7 @@ class RetryAll:
         if state not in ("failed", "completed"):
             raise BadParameter("state must be 'failed' or 'completed'")
         async with translate_redis_errors():
-            total = int(await get_client().zcount(ref.key(state), 0, anchor_ms))
+            total = int(await get_client(ref.connection).zcount(ref.key(state), 0, anchor_ms))
         return Prepared({"state": state}, total)
 
     async def run(self, work: Work) -> None:
@@ -56,7 +56,7 @@ class PromoteAll:
 
     async def prepare(self, ref: QueueRef, params: dict[str, Any], anchor_ms: int) -> Prepared:
         async with translate_redis_errors():
-            total = int(await get_client().zcard(ref.key("delayed")))
+            total = int(await get_client(ref.connection).zcard(ref.key("delayed")))
         return Prepared({}, total)
 
     async def run(self, work: Work) -> None:
@@ -100,7 +100,7 @@ class Clean:
         if not isinstance(grace_ms, int) or not isinstance(limit, int) or grace_ms < 0 or limit < 0:
             raise BadParameter("grace_ms and limit must be 0 or more")
         bull_state = _bull_state(state)
-        client = get_client()
+        client = get_client(ref.connection)
         async with translate_redis_errors():
             if bull_state in _BATCHED_CLEAN:
                 total = int(await client.zcount(ref.key(bull_state), 0, anchor_ms - grace_ms))

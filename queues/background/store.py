@@ -14,8 +14,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from queues.background.record import ActionRecord, now_ms
-from queues.conf import own_key_prefix
 from queues.connection import get_client
+from queues.connections import own_key_prefix
 
 _FINISHED_LUA = (
     "local function finished(s) return s == 'done' or s == 'cancelled' or "

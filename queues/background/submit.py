@@ -26,6 +26,7 @@ async def submit(
         kind=kind_name,
         prefix=ref.prefix,
         queue=ref.name,
+        connection=ref.connection,
         params=prepared.params,
         requested_by=requested_by,
         anchor_ms=anchor,

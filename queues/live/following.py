@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from queues.discovery import Discovered, discovered, known
+from queues.discovery import Discovered, discovered_on, known
 from queues.keys import QueueRef
 from queues.live.counts import LiveCounts
 from queues.live.streams import StreamReader
@@ -21,7 +21,9 @@ class QueueFollowing:
         counts: LiveCounts,
         watching: Watching,
         new_queues: NewQueueScanner,
+        connection: str,
     ) -> None:
+        self.connection = connection  # the Redis whose queues are followed
         self.streams = streams
         self.counts = counts
         self.watching = watching
@@ -29,7 +31,7 @@ class QueueFollowing:
 
     async def discovered(self, redis: aioredis.Redis) -> Discovered:
         """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
-        found = await discovered()
+        found = await discovered_on(self.connection)
         self.counts.legacy_paused = found.legacy_paused
         await self._follow(redis, [ref for ref in found.queues if not self.streams.follows(ref)])
         return found
@@ -45,7 +47,7 @@ class QueueFollowing:
                 ref = QueueRef.from_slug(slug)
             except Exception:  # noqa: S112 - a page watching a queue that cannot exist
                 continue
-            if await known(ref):
+            if ref.connection == self.connection and await known(ref):
                 new.append(ref)
         await self._follow(redis, new)
 

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import logging
 
-import redis.exceptions
-
-from queues.errors import RedisUnavailable
+from queues.unreachable_errors import UNREACHABLE
 
 log = logging.getLogger("bullpen.live")
 
 # Errors that mean Redis is away (as opposed to a command it refused).
-REDIS_ERRORS = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    OSError,
-    RedisUnavailable,
-)
+REDIS_ERRORS = UNREACHABLE
 
 
 class RedisStatus:

@@ -31,7 +31,8 @@ ReadFailed = Callable[[str], Awaitable[None]]
 
 
 class StreamReader:
-    def __init__(self, block_ms: int, read_pause: float) -> None:
+    def __init__(self, block_ms: int, read_pause: float, connection: str | None = None) -> None:
+        self.connection = connection  # the Redis read (None: the default one)
         self.block_ms = block_ms
         # Pause after a read that returned events, so that a busy stream is read in batches.
         self.read_pause = read_pause
@@ -73,7 +74,7 @@ class StreamReader:
                 continue
             try:
                 if self._client is None:
-                    self._client = new_client(blocking=True)
+                    self._client = new_client(blocking=True, connection=self.connection)
                 reply = await self._read(self._client)
             except REDIS_ERRORS as error:
                 await self.reset()

@@ -83,9 +83,12 @@ _PACKED = {
 }
 
 
-def runner_client(*, blocking: bool) -> aioredis.Redis:
-    """A client of the configured Redis for the runner (``blocking`` for a worker)."""
-    client: aioredis.Redis = open_client(MultiplexedRedis, client_options(blocking=blocking))
+def runner_client(*, blocking: bool, connection: str | None = None) -> aioredis.Redis:
+    """A client of ``connection``'s Redis (None: the default one) for the runner
+    (``blocking`` for a worker)."""
+    client: aioredis.Redis = open_client(
+        MultiplexedRedis, client_options(blocking=blocking), connection=connection
+    )
     if is_cluster(client):
         return client  # redis-py's cluster client, which keeps a connection per node itself
     pool = client.connection_pool

@@ -19,7 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import redis.asyncio as aioredis
 from bullmq import Queue
 
-from queues.conf import default_prefix, own_key_prefix
+from queues import connections
+from queues.conf import default_prefix
+from queues.connections import own_key_prefix
 from queues.dead_letters import dead_letter_ref
 from queues.keys import QueueRef
 from queues.runner.dispatch import Dispatcher
@@ -47,14 +49,17 @@ class WorkerRunner:
         *,
         shutdown_timeout: float | None = None,
         name: str | None = None,
+        connection: str | None = None,
     ) -> None:
+        """``connection``: the Redis whose queues to work (None: the default one)."""
         self.specs: list[HandlerSpec] = [registry.get(q) for q in queues] or list(registry)
         if not self.specs:
             raise RunnerConfigError(
                 'No job handlers registered: list their modules in BULLPEN["WORKER"]["modules"] '
                 "or pass --module"
             )
-        self.dead_letter = dead_letter_ref()
+        self.connection = connection or connections.default_name()
+        self.dead_letter = dead_letter_ref(self.connection)
         if any(spec.queue == self.dead_letter.name for spec in self.specs):
             raise RunnerConfigError(
                 f"{self.dead_letter.name!r} is the dead-letter queue: nothing may consume it"
@@ -71,14 +76,14 @@ class WorkerRunner:
     async def start(self) -> None:
         # The process's shared client: producers' queues, the dead-letter queue, schedulers,
         # fairness. Each worker gets its own (blocking) client below.
-        client = self._client = runner_client(blocking=False)
+        client = self._client = runner_client(blocking=False, connection=self.connection)
         sync_slots = sum(spec.options.concurrency for spec in self.specs if not spec.is_async)
         self._executor = ThreadPoolExecutor(max(1, sync_slots), thread_name_prefix="bullpen-job")
         dead_letters = bullmq_queue(client, self.dead_letter)
         self.queues.append(dead_letters)
-        key_prefix = own_key_prefix()
+        key_prefix = own_key_prefix(self.connection)
         for spec in self.specs:
-            ref = QueueRef(self.prefix, spec.queue)
+            ref = QueueRef(self.prefix, spec.queue, self.connection)
             queue = bullmq_queue(client, ref)
             self.queues.append(queue)
             await register_schedules(queue, spec.schedules, spec.options.job_options())
@@ -87,7 +92,7 @@ class WorkerRunner:
             worker = RunnerWorker(
                 spec,
                 Dispatcher(spec, self._executor, gate),
-                connection=runner_client(blocking=True),
+                connection=runner_client(blocking=True, connection=self.connection),
                 prefix=self.prefix,
                 name=self.name,
                 dead_letters=dead_letters,

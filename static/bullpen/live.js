@@ -19,6 +19,9 @@
   // says so (the server's words) until someone signs in and loads it again.
   var SIGNED_OUT = 4403;
   var signedOut = false;
+  // With several Redis connections each has its own reader and status: one that is down
+  // (name → why) leaves the others live, and the header names it.
+  var connectionsDown = {};
 
   function statusEl() { return document.getElementById("live-status"); }
 
@@ -122,6 +125,32 @@
     markStale(true, text);
   }
 
+  // The connection of the queue (or job) the page shows: after its slug's last "@", else the
+  // default (first) one; "" for a page of every queue.
+  function pageConnection(names) {
+    var queue = spec().queue;
+    if (typeof queue !== "string") return "";
+    var tail = queue.slice(queue.lastIndexOf("@") + 1);
+    return queue.indexOf("@") >= 0 && names.indexOf(tail) >= 0 ? tail : names[0];
+  }
+
+  // With several connections, what a status message means for this page: down when its own
+  // connection is down (or every one is), live with the others named when only they are; null
+  // with one connection (the message means what it says).
+  function connectionState(message) {
+    var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
+    if (names.length < 2 || !message.connection) return null;
+    if (message.redis === "down") connectionsDown[message.connection] = message.detail || "";
+    else delete connectionsDown[message.connection];
+    var down = Object.keys(connectionsDown);
+    var mine = pageConnection(names);
+    if ((mine && down.indexOf(mine) >= 0) || down.length >= names.length) {
+      return { redis: "down", detail: connectionsDown[mine || down[0]], text: "" };
+    }
+    var text = down.length ? say("connections_down", "live · {names} unreachable", { names: down.join(", ") }) : "";
+    return { redis: "ok", detail: "", text: text };
+  }
+
   function checkBeat() {
     if (signedOut || !socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
     var silent = Date.now() - lastBeat;
@@ -136,6 +165,9 @@
     if (message.type === "signed-out") { showSignedOut(message.text); return; }
     if (signedOut) return;
     if (message.type === "status") {
+      var seen = connectionState(message);
+      if (seen) message = { type: "status", redis: seen.redis, detail: seen.detail, beat: message.beat };
+      var partly = seen ? seen.text : "";
       var wasDown = redisState === "down";
       var wasStale = stale;
       redisState = message.redis;
@@ -143,6 +175,7 @@
       stale = false;
       markStale(message.redis === "down", message.detail ? say("redis_down_detail", "Redis unreachable: {detail}", { detail: message.detail }) : say("redis_down", "Redis unreachable"));
       if (message.redis === "down") setStatus("down", say("redis_down", "Redis unreachable"));
+      else if (partly) setStatus("partial", partly);
       else setStatus("live", say("live", "live"));
       if (message.redis === "ok" && wasStale) subscribe(true);  // read again what was missed
       if (message.redis === "ok" && main() && main().dataset.outage) recover();
@@ -150,7 +183,11 @@
       return;
     }
     if (!stale) lastBeat = Date.now();  // updates flow: as good as a beat (a stale page waits for one)
-    if (redisState === "ok" && !stale) setStatus("live", say("live", "live"));
+    if (redisState === "ok" && !stale) {
+      var downNames = Object.keys(connectionsDown);
+      if (downNames.length) setStatus("partial", say("connections_down", "live · {names} unreachable", { names: downNames.join(", ") }));
+      else setStatus("live", say("live", "live"));
+    }
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") {
       // One look for the overview's rows per message, not one per queue (thousands at first).
@@ -316,6 +353,12 @@
     var name = queue.name || queue.slug;  // left out when it is the slug
     var cut = queue.slug.lastIndexOf(":");
     if (grouping === "prefix") return cut < 0 ? list.dataset.firstPrefix : queue.slug.slice(0, cut);
+    if (grouping === "connection") {
+      // With several connections a slug ends with "@<connection>"; with one it names none.
+      var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
+      var tail = queue.slug.slice(queue.slug.lastIndexOf("@") + 1);
+      return names.indexOf(tail) >= 0 ? tail : list.dataset.firstConnection;
+    }
     var at = grouping === "head" ? name.indexOf(delimiter) : name.lastIndexOf(delimiter);
     if (!delimiter || at < 0) return name;
     return grouping === "head" ? name.slice(0, at) : name.slice(at + delimiter.length);

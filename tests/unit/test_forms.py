@@ -187,7 +187,7 @@ def test_the_overview_query_has_defaults_and_bounds() -> None:
         "sort must be name or a state, with - in front for the other way round"
     )
     assert refusal(OverviewForm(QueryDict("group=tenant"))) == (
-        "group must be one of: head, tail, prefix (or left out)"
+        "group must be one of: head, tail, prefix, connection (or left out)"
     )
     assert refusal(OverviewForm(QueryDict("per_page=501"))) == "per_page must be between 1 and 500"
     assert refusal(OverviewForm(QueryDict("q=" + "x" * 201))) == (

@@ -19,7 +19,7 @@ def test_reset_clears_what_a_test_leaves_behind() -> None:
     alerts._at_limit_since[MAIL] = time.monotonic()
     basic_sign_in._remembered["right"]["key"] = time.monotonic() + 300
     failure_groups._shared[MAIL] = (time.monotonic(), 1, failure_groups.GroupReport([], 0, 0))
-    discovery._cache = discovery.Discovered(queues=(MAIL,))
+    discovery._cache["default"] = discovery.Discovered(queues=(MAIL,))
     logs.configure_json_logs(io.StringIO())
     alert_signatures._known[(MAIL, "1", 0)] = "Timeout"
 
@@ -27,6 +27,6 @@ def test_reset_clears_what_a_test_leaves_behind() -> None:
 
     assert alerts._at_limit_since == {}
     assert basic_sign_in._remembered == {"right": {}, "wrong": {}}
-    assert failure_groups._shared == {} and discovery._cache is None
+    assert failure_groups._shared == {} and discovery._cache == {}
     assert logs._Sink.stream is None
     assert alert_signatures._known == {}

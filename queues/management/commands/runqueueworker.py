@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from queues import connections
 from queues.runner.errors import RunnerConfigError
 from queues.runner.logs import configure_json_logs
 from queues.runner.registry import default_registry, load_handlers
@@ -40,13 +41,27 @@ class Command(BaseCommand):
             help="seconds to wait for in-flight jobs (default: the shutdown_timeout setting)",
         )
         parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+        parser.add_argument(
+            "--connection",
+            default=None,
+            help='the BULLPEN["CONNECTIONS"] entry whose Redis to work (default: the first)',
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         configure_json_logs(level=getattr(logging, options["log_level"].upper()))
         try:
             registry = load_handlers(default_registry, options["module"])
+            connection = options["connection"]
+            if connection is not None and connection not in connections.names():
+                raise RunnerConfigError(
+                    f"No connection named {connection!r}: BULLPEN['CONNECTIONS'] names "
+                    + ", ".join(connections.names())
+                )
             runner = WorkerRunner(
-                registry, options["queues"], shutdown_timeout=options["shutdown_timeout"]
+                registry,
+                options["queues"],
+                shutdown_timeout=options["shutdown_timeout"],
+                connection=connection,
             )
         except RunnerConfigError as error:
             raise CommandError(str(error)) from error
