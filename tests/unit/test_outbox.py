@@ -1,4 +1,4 @@
-"""The live outbox: one message per topic per pass, the overview's counts first."""
+"""The live outbox: one message per topic per pass, in the order the pass emitted them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from queues.live.outbox import Outbox
 from queues.live_protocol import LiveMessage, Topic
 
 
-async def test_the_overview_goes_first_and_each_topic_gets_one_message() -> None:
+async def test_topics_go_in_the_order_emitted_and_each_gets_one_message() -> None:
     sent: list[tuple[Topic, LiveMessage]] = []
 
     async def publish(topic: Topic, message: LiveMessage) -> None:
@@ -21,8 +21,8 @@ async def test_the_overview_goes_first_and_each_topic_gets_one_message() -> None
     outbox.emit(("overview",), live_protocol.counts_message([], 0))
     await outbox.send()
 
-    assert [topic for topic, _ in sent] == [("overview",), ("queue", "mail"), ("status",)]
-    batch = sent[1][1]
+    assert [topic for topic, _ in sent] == [("queue", "mail"), ("status",), ("overview",)]
+    batch = sent[0][1]
     assert batch["type"] == "batch" and len(batch["messages"]) == 2  # type: ignore[typeddict-item]
     await outbox.send()
     assert len(sent) == 3  # nothing is sent twice
