@@ -65,8 +65,9 @@ def jobs(peer: Peer, tenants: dict[str, Any]) -> dict[str, str]:
 
 
 def same_page(one: bytes, other: bytes) -> bool:
-    """The same answer but for the CSRF token, which is masked afresh for every page."""
-    token = rb'(X-CSRFToken": "|name="csrfmiddlewaretoken" value=")[^"]+'
+    """The same answer but for the CSRF token, which is masked afresh for every page, and the
+    websocket's ticket, which is signed with the second it was issued in."""
+    token = rb'(X-CSRFToken": "|name="csrfmiddlewaretoken" value="|\?ticket=)[^"]+'
     return re.sub(token, rb"\1", one) == re.sub(token, rb"\1", other)
 
 
