@@ -1,9 +1,10 @@
 """Bulk actions from the dashboard's side: starting one from a request, this process's runner,
 and what the runner tells the pages (live ``bulk`` messages) and the audit log.
 
-The runner (queues/background/runner.py) starts lazily in each server process: with the first
-action, the first question about one, or the first live page (dashboard/live.py). Only the one
-holding the lease executes actions; the others only submit them.
+The runners (queues/background/runner.py, one per connection) start in each server process
+with the process (dashboard/apps.py), and again, if stopped, with the next action, question
+about one, or live page (dashboard/live.py). Only the one holding a connection's lease executes
+that connection's actions; the others only submit them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.urls import reverse
 from django.utils.translation import gettext, pgettext_lazy
 
 from dashboard import audit, landing
+from queues import connections
 from queues.actions.result import ActionResult
 from queues.background.record import DONE, ActionRecord, RequestedBy
 from queues.background.runner import Runner
@@ -29,18 +31,27 @@ from queues.live_protocol import bulk_message
 
 log = logging.getLogger("bullpen.actions")
 
-_running: dict[asyncio.AbstractEventLoop, tuple[Runner, asyncio.Task[None]]] = {}
+# This process's runners: one per event loop and connection.
+_running: dict[asyncio.AbstractEventLoop, dict[str, tuple[Runner, asyncio.Task[None]]]] = {}
 
 
-def ensure_runner() -> Runner:
+def ensure_runner(connection: str | None = None) -> Runner:
+    """Start this loop's runner of every connection (those already running are kept); the
+    one of ``connection`` (None: the default one)."""
     loop = asyncio.get_running_loop()
-    running = _running.get(loop)
-    if running is None or running[1].done():
-        runner = Runner(PagesAndAudit())
-        task = loop.create_task(runner.run(), name="bullpen-actions-runner", context=_outside())
-        running = (runner, task)
-        _running[loop] = running
-    return running[0]
+    mine = _running.setdefault(loop, {})
+    for name in connections.names():
+        running = mine.get(name)
+        if running is None or running[1].done():
+            runner = Runner(PagesAndAudit(), connection=name)
+            task = loop.create_task(
+                runner.run(), name=f"bullpen-actions-runner-{name}", context=_outside()
+            )
+            mine[name] = (runner, task)
+    wanted = connection or connections.default_name()
+    if wanted not in mine:  # a connection no longer configured: its runner is the default's
+        wanted = connections.default_name()
+    return mine[wanted][0]
 
 
 def _outside() -> contextvars.Context:
@@ -50,10 +61,9 @@ def _outside() -> contextvars.Context:
 
 
 async def stop() -> None:
-    """Stop this loop's runner (tests, shutdown): its actions go on with the next one."""
-    running = _running.pop(asyncio.get_running_loop(), None)
-    if running is not None:
-        await cancel_and_wait(running[1])
+    """Stop this loop's runners (tests, shutdown): their actions go on with the next ones."""
+    mine = _running.pop(asyncio.get_running_loop(), {})
+    await cancel_and_wait(*(task for _, task in mine.values()))
 
 
 async def start(
@@ -93,7 +103,7 @@ async def _submit(
     try:
         await audit.record_background(record, "started")
     finally:
-        ensure_runner().poke()
+        ensure_runner(ref.connection).poke()
     return record
 
 

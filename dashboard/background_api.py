@@ -13,7 +13,8 @@ from dashboard.guards import HiddenQueue, NotAllowed, api_view, mutation_view
 from dashboard.principal import from_request
 from dashboard.queue_access import for_request
 from queues.actions.result import ActionResult
-from queues.background.store import current_store
+from queues.background.recent import recent_everywhere
+from queues.background.store import store_of
 from queues.errors import ActionNotFound, Conflict
 from queues.redis_errors import translate_redis_errors
 
@@ -32,7 +33,7 @@ async def actions_list(request: HttpRequest) -> JsonResponse:
     limit, queue = found["limit"], found["queue"]
     access = await for_request(request)
     narrowed = bool(queue) or access.restricted
-    records = await current_store().recent(MAX_LISTED if narrowed else limit)
+    records = await recent_everywhere(MAX_LISTED if narrowed else limit)
     user = await _may_act(request)
     listed = [
         status_json(r, user=user)
@@ -45,7 +46,8 @@ async def actions_list(request: HttpRequest) -> JsonResponse:
 @api_view
 async def action_status(request: HttpRequest, action_id: str) -> JsonResponse:
     ensure_runner()
-    record = await current_store().load(action_id)
+    async with translate_redis_errors():
+        record = await store_of(action_id).load(action_id)
     if record is None or not (await for_request(request)).may_view(record.ref.slug):
         raise ActionNotFound(f"No action {action_id!r}")
     return JsonResponse(status_json(record, user=await _may_act(request)))
@@ -54,7 +56,7 @@ async def action_status(request: HttpRequest, action_id: str) -> JsonResponse:
 @mutation_view("cancel", queue_scoped=False)
 async def cancel_action(request: HttpRequest, action_id: str) -> ActionResult:
     """Ask the runner to stop at its next batch; the jobs already moved stay moved."""
-    store = current_store()
+    store = store_of(action_id)
     principal = request.bullpen_principal  # type: ignore[attr-defined]
     async with translate_redis_errors():
         asked = await store.load(action_id)
@@ -70,7 +72,7 @@ async def cancel_action(request: HttpRequest, action_id: str) -> ActionResult:
         raise ActionNotFound(f"No action {action_id!r}")
     if outcome < 0:
         raise Conflict(f"Action {action_id} has already ended ({record.state})")
-    ensure_runner().poke()
+    ensure_runner(store.connection).poke()
     body = status_json(record)
     return ActionResult(
         "cancel",

@@ -25,3 +25,15 @@ class NameConverter:
     def to_url(self, value: str) -> str:
         escaped = str(value).replace("%", "%25").replace("/", "%2F")
         return escaped.replace(".", "%2E") if escaped in (".", "..") else escaped
+
+
+class ActionIdConverter:
+    """A bulk action's id: a slug, then ``@`` and its connection when there are several."""
+
+    regex = r"[-a-zA-Z0-9_]+(?:@[A-Za-z0-9][A-Za-z0-9_.-]{0,39})?"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value

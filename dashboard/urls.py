@@ -23,10 +23,11 @@ from dashboard import (
 from dashboard import actions_api as act
 from dashboard import background_api as bg
 from dashboard import switcher as go
-from dashboard.converters import NameConverter
+from dashboard.converters import ActionIdConverter, NameConverter
 from dashboard.not_found import not_found
 
 register_converter(NameConverter, "bullpen_name")
+register_converter(ActionIdConverter, "action_id")
 
 app_name = "bullpen"
 JOB = "api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/"
@@ -120,8 +121,8 @@ urlpatterns = [
     ),
     # Bulk actions running in the background
     path("api/actions/", bg.actions_list, name="api-actions"),
-    path("api/actions/<slug:action_id>/", bg.action_status, name="api-action"),
-    path("api/actions/<slug:action_id>/cancel/", bg.cancel_action, name="cancel-action"),
+    path("api/actions/<action_id:action_id>/", bg.action_status, name="api-action"),
+    path("api/actions/<action_id:action_id>/cancel/", bg.cancel_action, name="cancel-action"),
     path(f"{JOB}retry/", act.retry_job, name="retry-job"),
     path(f"{JOB}remove/", act.remove_job, name="remove-job"),
     path(f"{JOB}promote/", act.promote_job, name="promote-job"),

@@ -16,6 +16,7 @@ from django.test import AsyncClient, override_settings
 from dashboard import live
 from dashboard.consumers import LiveConsumer
 from dashboard.models import AuditEntry
+from tests.action_waits import accepted, finished
 from tests.conftest import Peer
 from tests.redis_server import RedisServer
 from tests.test_live import counts_of, wait_for
@@ -225,3 +226,105 @@ async def test_a_stopped_server_leaves_the_other_working(
         await wait_for(socket, lambda m: (counts_of(m, "mail@eu") or {}).get("waiting") == 3)
     finally:
         us_server.start()
+
+
+async def fail_on(peer: Peer, name: str, count: int) -> None:
+    for _ in range(count):
+        await node(peer, "add", "--queue", "mail", "--name", name, "--data", "{}")
+    await node(peer, "work", "--queue", "mail", "--fail", "--count", str(count))
+
+
+async def delay_on(peer: Peer, name: str, count: int) -> None:
+    for _ in range(count):
+        opts = '{"delay": 3600000}'
+        await node(peer, "add", "--queue", "mail", "--name", name, "--data", "{}", "--opts", opts)
+
+
+def node_view(peer: Peer) -> dict[str, Any]:
+    """The queue as Node BullMQ reads it: its counts and whether it is paused."""
+    seen = peer("inspect", "--queue", "mail")
+    return {**seen["countsAll"], "paused": seen["isPaused"]}
+
+
+async def test_every_bulk_action_acts_on_its_own_server_only(
+    two_connections: dict[str, Peer], client: AsyncClient
+) -> None:
+    """Every kind of bulk action on ``mail@us`` changes us's queue, as Node sees it, and leaves
+    eu's namesake as it was; its record, its status and its audit rows name us."""
+    peers = two_connections
+    us, eu = peers["us"], peers["eu"]
+    for peer, where in ((eu, "eu"), (us, "us")):
+        await fail_on(peer, f"{where}-doomed", 2)
+        await delay_on(peer, f"{where}-later", 2)
+    eu_before = node_view(eu)
+    assert (eu_before["failed"], eu_before["delayed"]) == (2, 2)
+
+    async def on_us(path: str, data: dict[str, str] | None = None) -> dict[str, Any]:
+        answer = await client.post(f"/queues/api/{path}", data or {}, headers=AUTH)
+        status = await finished(client, accepted(answer))
+        assert status["state"] == "done", status
+        assert node_view(eu) == eu_before, status  # the other server untouched
+        assert status["queue"] == "mail@us" and status["id"].endswith("@us")
+        return node_view(us)
+
+    # Retry-all, of failed and of completed jobs.
+    seen = await on_us("queues/mail@us/retry/?state=failed")
+    assert (seen["failed"], seen["waiting"]) == (0, 2)
+    await node(us, "work", "--queue", "mail", "--count", "2")
+    seen = await on_us("queues/mail@us/retry/?state=completed")
+    assert (seen["completed"], seen["waiting"]) == (0, 2)
+    # Clean.
+    await node(us, "work", "--queue", "mail", "--count", "2")
+    seen = await on_us("queues/mail@us/clean/?state=completed&grace_ms=0")
+    assert (seen["completed"], seen["waiting"]) == (0, 0)
+    # Act on a search's matches: promote, remove, retry.
+    seen = await on_us("queues/mail@us/search/promote/?q=us-later")
+    assert (seen["delayed"], seen["waiting"]) == (0, 2)
+    seen = await on_us("queues/mail@us/search/remove/?q=us-later&state=waiting")
+    assert seen["waiting"] == 0
+    await fail_on(us, "us-doomed", 2)
+    seen = await on_us("queues/mail@us/search/retry/?q=us-doomed")
+    assert (seen["failed"], seen["waiting"]) == (0, 2)
+    # Promote-all.
+    await delay_on(us, "us-later", 3)
+    seen = await on_us("queues/mail@us/promote/")
+    assert (seen["delayed"], seen["waiting"]) == (0, 5)
+    # A failure group's retry and removal.
+    await node(us, "work", "--queue", "mail", "--count", "5")
+    await fail_on(us, "us-doomed", 2)
+    groups = (await client.get("/queues/api/queues/mail@us/failure-groups/")).json()["groups"]
+    signature = {"signature": groups[0]["signature"]}
+    seen = await on_us("queues/mail@us/failure-groups/retry/", signature)
+    assert (seen["failed"], seen["waiting"]) == (0, 2)
+    await node(us, "work", "--queue", "mail", "--fail", "--count", "2")
+    seen = await on_us("queues/mail@us/failure-groups/remove/", signature)
+    assert (seen["failed"], seen["completed"]) == (0, 5)
+    # The overview's group of us's queues: retry its failed jobs.
+    await fail_on(us, "us-doomed", 1)
+    grouped = await client.post(
+        "/queues/api/groups/retry/", {"group": "connection", "key": "us"}, headers=AUTH
+    )
+    assert grouped.status_code == 200, grouped.content[:300]
+    [action_id] = grouped.json()["actions"]
+    assert action_id.endswith("@us")
+    await finished(client, {"statusUrl": f"/queues/api/actions/{action_id}/"})
+    assert node_view(eu) == eu_before and node_view(us)["failed"] == 0
+
+    # Pause and resume: of us's group (eu stays as it was), then of every queue.
+    group = {"group": "connection", "key": "us"}
+    paused = await client.post("/queues/api/groups/pause/", group, headers=AUTH)
+    assert paused.status_code == 200, paused.content[:300]
+    assert node_view(us)["paused"] is True and node_view(eu) == eu_before
+    resumed = await client.post("/queues/api/groups/resume/", group, headers=AUTH)
+    assert resumed.status_code == 200, resumed.content[:300]
+    assert node_view(us)["paused"] is False and node_view(eu) == eu_before
+    assert (await client.post("/queues/api/pause-all/", headers=AUTH)).status_code == 200
+    assert node_view(us)["paused"] is True and node_view(eu)["paused"] is True
+    assert (await client.post("/queues/api/resume-all/", headers=AUTH)).status_code == 200
+    assert node_view(us)["paused"] is False and node_view(eu) == eu_before
+
+    # Every audit row names us; the actions list holds them all.
+    audited = {(e.queue, e.connection) async for e in AuditEntry.objects.exclude(queue="")}
+    assert audited == {("mail@us", "us")}
+    listed = (await client.get("/queues/api/actions/")).json()["actions"]
+    assert len(listed) == 10 and all(a["queue"] == "mail@us" for a in listed)

@@ -68,7 +68,7 @@ class ActionRecord:
     resumes: int = 0  # times another runner took it over after its own stopped
     settled: bool = False  # finished and audited: nothing left to do
     # The Redis the queue is on (queues/connections.py); empty: the default one. The record
-    # itself is kept on the default connection, with every other record.
+    # is kept there too, beside the queue's jobs.
     connection: str = ""
 
     @property

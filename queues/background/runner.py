@@ -1,7 +1,8 @@
-"""The one runner of bulk actions per deployment.
+"""The one runner of bulk actions per deployment and connection.
 
-Every server process may start one; only the holder of a lease in Redis executes actions, so
-an action runs once however many processes serve the dashboard. An action is independent of
+Every server process may start one per connection (queues/connections.py); only the holder of
+that connection's lease in Redis executes its actions, so an action runs once however many
+processes serve the dashboard, and on the Redis its queue is on. An action is independent of
 the request that asked for it: a closed tab changes nothing. If the holder dies, another
 process (or the same one, restarted) takes the lease within its time to live and resumes
 every unfinished action from its progress in Redis, or marks it interrupted when its last
@@ -32,9 +33,8 @@ from queues.background.record import (
     now_ms,
 )
 from queues.background.settings import BackgroundSettings
-from queues.background.store import ActionStore
+from queues.background.store import store_for
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
-from queues.connection import get_client
 from queues.errors import BullpenError, RedisUnavailable
 from queues.lease import Lease
 
@@ -57,10 +57,16 @@ class Hooks(Protocol):
 
 
 class Runner:
-    def __init__(self, hooks: Hooks, settings: BackgroundSettings | None = None) -> None:
+    def __init__(
+        self,
+        hooks: Hooks,
+        settings: BackgroundSettings | None = None,
+        connection: str | None = None,
+    ) -> None:
         self.hooks = hooks
         self.settings = settings or BackgroundSettings.from_config()
-        self.store = ActionStore(get_client())
+        self.store = store_for(connection)
+        self.connection = self.store.connection
         self.lease = Lease(self.store.redis, self.store.lease_key, self.settings.lease_ttl_ms)
         self._wake = asyncio.Event()
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -104,11 +110,13 @@ class Runner:
             if time.monotonic() - self._renewed_at > self.settings.lease_ttl_ms / 2000:
                 await self._stop_all()
             if not self._troubled:
-                log.warning("bulk actions: Redis trouble, waiting for it: %s", error)
+                log.warning(
+                    "bulk actions on %s: Redis trouble, waiting for it: %s", self.connection, error
+                )
             self._troubled = True
             return
         if self._troubled:
-            log.info("bulk actions: Redis answers again")
+            log.info("bulk actions on %s: Redis answers again", self.connection)
             self._troubled = False
         if not held:
             await self._stop_all()

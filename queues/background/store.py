@@ -1,5 +1,10 @@
 """Where bulk actions live in Redis, under Bullpen's own key prefix (never a queue's keys).
 
+Each action lives on its queue's own connection (queues/connections.py), beside the jobs it
+moves: a batch and its count are one transaction there, and an action on one server needs no
+other server to be up. With several connections an action's id ends in ``@<connection>``, so
+that its status and cancel URLs find it.
+
 ``<p>:action:<id>`` is the record (a hash), ``<p>:action:<id>:ids`` the job ids of a list
 action, ``<p>:actions:pending`` every action not yet settled (the runner's work list),
 ``<p>:actions:recent`` the newest ones for the API, ``<p>:actions:lease`` the runner's lease.
@@ -13,9 +18,11 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from queues import connections
 from queues.background.record import ActionRecord, now_ms
 from queues.connection import get_client
 from queues.connections import own_key_prefix
+from queues.errors import ActionNotFound
 
 _FINISHED_LUA = (
     "local function finished(s) return s == 'done' or s == 'cancelled' or "
@@ -82,9 +89,12 @@ return {1, redis.call('HGET', KEYS[1], 'cancel') or ''}
 
 
 class ActionStore:
-    def __init__(self, redis: aioredis.Redis, key_prefix: str | None = None) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, key_prefix: str | None = None, connection: str = ""
+    ) -> None:
         self.redis = redis
-        prefix = key_prefix or own_key_prefix()
+        self.connection = connection or connections.default_name()
+        prefix = key_prefix or own_key_prefix(self.connection)
         self.prefix = prefix
         self.pending_key = f"{prefix}:actions:pending"
         self.recent_key = f"{prefix}:actions:recent"
@@ -180,6 +190,23 @@ class ActionStore:
         await self.redis.zrem(self.pending_key, action_id)
 
 
-def current_store() -> ActionStore:
-    """The store on this event loop's shared client."""
-    return ActionStore(get_client())
+def store_for(connection: str | None = None) -> ActionStore:
+    """The store on ``connection`` (None: the default one), on this event loop's shared client."""
+    name = connection or connections.default_name()
+    return ActionStore(get_client(name), own_key_prefix(name), name)
+
+
+def id_suffix(connection: str) -> str:
+    """What a new action's id ends with: its connection, when there are several."""
+    return f"{connections.SLUG_SEPARATOR}{connection}" if connections.several() else ""
+
+
+def store_of(action_id: str) -> ActionStore:
+    """The store that holds action ``action_id``: the connection its id names, or (an id
+    without one, made while there was one connection) the default one."""
+    _, sep, name = action_id.rpartition(connections.SLUG_SEPARATOR)
+    if not sep:
+        return store_for()
+    if name not in connections.names():
+        raise ActionNotFound(f"No action {action_id!r}")
+    return store_for(name)

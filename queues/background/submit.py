@@ -7,7 +7,7 @@ from typing import Any
 from queues.background.kinds import KINDS
 from queues.background.record import ActionRecord, RequestedBy, new_id, now_ms
 from queues.background.settings import BackgroundSettings
-from queues.background.store import current_store
+from queues.background.store import id_suffix, store_for
 from queues.errors import BadParameter
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
@@ -22,7 +22,7 @@ async def submit(
     anchor = now_ms()
     prepared = await kind.prepare(ref, dict(params), anchor)
     record = ActionRecord(
-        id=new_id(),
+        id=new_id() + id_suffix(ref.connection),
         kind=kind_name,
         prefix=ref.prefix,
         queue=ref.name,
@@ -34,7 +34,7 @@ async def submit(
         created_ms=anchor,
     )
     async with translate_redis_errors():
-        await current_store().create(
+        await store_for(ref.connection).create(
             record, prepared.job_ids, BackgroundSettings.from_config().keep_recent
         )
     return record
