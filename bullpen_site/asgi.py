@@ -1,4 +1,5 @@
-"""ASGI entry point of the standalone site: HTTP through Django, websockets through Channels."""
+"""ASGI entry point of the standalone site: HTTP through Django, websockets through Channels,
+Bullpen's background services started with the server."""
 
 from __future__ import annotations
 
@@ -14,13 +15,17 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from dashboard.asgi_fast import FastReadAPI  # noqa: E402
+from dashboard.asgi_services import with_background_services  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
-    {
-        "http": FastReadAPI(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
-    }
+# Bulk actions and alerts start with the server (not with its first request).
+application = with_background_services(
+    ProtocolTypeRouter(
+        {
+            "http": FastReadAPI(django_asgi_app),
+            "websocket": AllowedHostsOriginValidator(
+                AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            ),
+        }
+    )
 )

@@ -60,6 +60,11 @@ def _outside() -> contextvars.Context:
     return contextvars.Context()
 
 
+def running_here() -> list[asyncio.Task[None]]:
+    """This loop's runner tasks (one per connection)."""
+    return [task for _, task in _running.get(asyncio.get_running_loop(), {}).values()]
+
+
 async def stop() -> None:
     """Stop this loop's runners (tests, shutdown): their actions go on with the next ones."""
     mine = _running.pop(asyncio.get_running_loop(), {})

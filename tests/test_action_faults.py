@@ -114,8 +114,9 @@ def test_kill_9_mid_retry_all(
 
     second = server_with(redis_server, log, **actions, resume_within_s=resume_within_s)
     try:
-        # Asking about the action starts the new process's runner, which takes the lease once
-        # the dead one's has expired.
+        # The new process's runner starts with it, not with a request: nobody asks about the
+        # action until Redis says it has ended (once the dead one's lease has expired).
+        settled_in_redis(redis_client, body["id"])
         end = wait_on_server(second.url, body["id"])
         rows = audit_rows(second, body["id"])
     finally:
@@ -135,6 +136,16 @@ def test_kill_9_mid_retry_all(
             ("started", 202, 0, "ok", ""),
             ("interrupted", 500, moved, "failed", end["error"]),
         ]
+
+
+def settled_in_redis(redis_client: Any, action_id: str, within: float = 30) -> None:
+    """Wait, reading Redis alone (no request to any server), until the action has ended and
+    its end has been audited."""
+    deadline = time.monotonic() + within
+    while redis_client.hget(f"bullpen:action:{action_id}", "settled") != "1":
+        state = redis_client.hget(f"bullpen:action:{action_id}", "state")
+        assert time.monotonic() < deadline, f"the action is still {state!r}, with nobody asking"
+        time.sleep(0.1)
 
 
 def raw_post(server: LiveServer, path: str) -> socket.socket:

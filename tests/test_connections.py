@@ -328,3 +328,22 @@ async def test_every_bulk_action_acts_on_its_own_server_only(
     assert audited == {("mail@us", "us")}
     listed = (await client.get("/queues/api/actions/")).json()["actions"]
     assert len(listed) == 10 and all(a["queue"] == "mail@us" for a in listed)
+
+
+async def test_a_bulk_action_needs_only_its_own_server(
+    two_connections: dict[str, Peer], redis_server: RedisServer, client: AsyncClient
+) -> None:
+    """With the default server (eu) stopped, a retry-all on us is recorded, run, followed and
+    listed on us alone."""
+    us = two_connections["us"]
+    await fail_on(us, "us-doomed", 2)
+    redis_server.stop()
+    try:
+        answer = await client.post("/queues/api/queues/mail@us/retry/?state=failed", headers=AUTH)
+        status = await finished(client, accepted(answer))
+        assert (status["state"], status["count"]) == ("done", 2)
+        listed = (await client.get("/queues/api/actions/")).json()["actions"]
+        assert [a["id"] for a in listed] == [status["id"]]
+    finally:
+        redis_server.start()
+    assert node_view(us)["waiting"] == 2

@@ -1,0 +1,37 @@
+"""The background services start with an ASGI server's lifespan startup, before any request,
+and stop at its shutdown (daphne's path: tests/test_action_faults.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from dashboard import background
+from dashboard.asgi_services import with_background_services
+
+
+async def test_lifespan_startup_starts_the_runners_and_shutdown_stops_them() -> None:
+    requests: list[Any] = []
+
+    async def site(scope: Any, receive: Any, send: Any) -> None:
+        requests.append(scope)
+
+    app = with_background_services(site)
+    inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    serving = asyncio.create_task(app({"type": "lifespan"}, inbox.get, send))
+    await inbox.put({"type": "lifespan.startup"})
+    while not sent:
+        await asyncio.sleep(0.01)
+    assert sent == [{"type": "lifespan.startup.complete"}]
+    runners = background.running_here()
+    assert runners and all(not task.done() for task in runners)
+    await inbox.put({"type": "lifespan.shutdown"})
+    await serving
+    assert sent[-1] == {"type": "lifespan.shutdown.complete"}
+    assert background.running_here() == [] and all(task.done() for task in runners)
+    assert requests == []  # the site itself saw no lifespan message
