@@ -18,20 +18,15 @@ async def test_lifespan_startup_starts_the_runners_and_shutdown_stops_them() -> 
 
     app = with_background_services(site)
     inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
-    sent: list[dict[str, Any]] = []
+    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    serving = asyncio.create_task(app({"type": "lifespan"}, inbox.get, send))
+    serving = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
     await inbox.put({"type": "lifespan.startup"})
-    while not sent:
-        await asyncio.sleep(0.01)
-    assert sent == [{"type": "lifespan.startup.complete"}]
+    assert await outbox.get() == {"type": "lifespan.startup.complete"}
     runners = background.running_here()
     assert runners and all(not task.done() for task in runners)
     await inbox.put({"type": "lifespan.shutdown"})
     await serving
-    assert sent[-1] == {"type": "lifespan.shutdown.complete"}
+    assert await outbox.get() == {"type": "lifespan.shutdown.complete"}
     assert background.running_here() == [] and all(task.done() for task in runners)
     assert requests == []  # the site itself saw no lifespan message
