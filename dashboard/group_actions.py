@@ -22,6 +22,7 @@ from dashboard.overview_page import group_member_refs
 from dashboard.queue_access import for_request
 from queues.actions import queue_actions
 from queues.actions.result import ActionResult
+from queues.background.submit import AlreadyRunning
 from queues.counts import summaries
 from queues.errors import QueueNotFound
 from queues.keys import QueueRef
@@ -62,18 +63,21 @@ async def resume(request: HttpRequest) -> ActionResult:
 async def retry_failed(request: HttpRequest) -> ActionResult:
     key, writable, skipped = await _members(request)
     with_failed = [s.ref for s in await summaries(writable) if s.counts["failed"]]
-    started = [
-        await background.start(request, "retry-all", ref, {"state": "failed"})
-        for ref in with_failed
-    ]
+    started, running = [], []
+    for ref in with_failed:
+        try:
+            started.append(await background.start(request, "retry-all", ref, {"state": "failed"}))
+        except AlreadyRunning:  # its failed jobs are being retried already
+            running.append(ref.slug)
     return ActionResult(
         "group-retry",
         None,
         count=sum(result.count for result in started),
         detail={
             "group": key,
-            "queues": [ref.slug for ref in with_failed],
+            "queues": [ref.slug for ref in with_failed if ref.slug not in running],
             "actions": [result.detail.get("id") for result in started],
             "skipped": [ref.slug for ref in skipped],
+            "running": running,
         },
     )

@@ -58,21 +58,31 @@ async def test_concurrent_retry_alls_and_a_clean_count_only_what_each_moved(
         post(client, "queues/crowd/retry/?state=failed"),
         post(client, "queues/crowd/clean/?state=failed&grace_ms=0"),
     )
-    bodies = [accepted(answer) for answer in answers]
+    # A second retry-all of the same failed jobs while the first runs is refused, naming it.
+    codes = [answer.status_code for answer in answers[:2]]
+    assert sorted(codes) == [202, 409], [a.content[:300] for a in answers]
+    first, refused = answers[codes.index(202)], answers[codes.index(409)]
+    bodies = [accepted(first), accepted(answers[2])]
+    error = refused.json()["error"]
+    assert "already" in error and bodies[0]["id"] in error, error
     # Each counts the failed jobs there were when it was asked for (the first may have begun).
     assert max(b["total"] for b in bodies) == 3000
     ends = await asyncio.gather(*(finished(client, body) for body in bodies))
-    assert [e["state"] for e in ends] == ["done", "done", "done"]
-    retried, retried_too, cleaned = (e["count"] for e in ends)
+    assert [e["state"] for e in ends] == ["done", "done"]
+    retried, cleaned = (e["count"] for e in ends)
     # True counts: together they moved every job once, and each reports only its own.
-    assert retried + retried_too + cleaned == 3000
+    assert retried + cleaned == 3000
     assert redis_client.zcard("bull:crowd:failed") == 0
-    assert redis_client.llen("bull:crowd:wait") == retried + retried_too
+    assert redis_client.llen("bull:crowd:wait") == retried
     assert redis_client.zcard("bull:crowd:completed") == 0
     audited = {
         e.detail["actionId"]: e.count async for e in AuditEntry.objects.filter(detail__phase="done")
     }
     assert audited == {body["id"]: end["count"] for body, end in zip(bodies, ends, strict=True)}
+    refusals = [e async for e in AuditEntry.objects.filter(status=409)]
+    assert [(e.action, e.queue) for e in refusals] == [("retry-all", "crowd")]
+    # Once it has ended, a retry-all may be asked for again.
+    assert (await post(client, "queues/crowd/retry/?state=failed")).status_code == 202
 
 
 async def test_cancel_stops_it_at_the_next_batch(

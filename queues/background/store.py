@@ -14,15 +14,20 @@ Changes that must not race a runner or a cancel are small scripts on the record 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import WatchError
 
 from queues import connections
 from queues.background.record import ActionRecord, now_ms
 from queues.connection import get_client
 from queues.connections import own_key_prefix
-from queues.errors import ActionNotFound
+from queues.errors import ActionNotFound, RedisUnavailable
+
+_MAX_TRIES = 20  # looks at the work list before giving up when it keeps changing
 
 _FINISHED_LUA = (
     "local function finished(s) return s == 'done' or s == 'cancelled' or "
@@ -111,18 +116,48 @@ class ActionStore:
         return f"{self.prefix}:action:{action_id}:ids"
 
     async def create(
-        self, record: ActionRecord, job_ids: list[str] | None, keep_recent: int
+        self,
+        record: ActionRecord,
+        job_ids: list[str] | None,
+        keep_recent: int,
+        same_work: Callable[[ActionRecord], bool] | None = None,
+    ) -> ActionRecord | None:
+        """The record, its job ids and its place in the work list, all or nothing. With
+        ``same_work``: unless an unfinished action of the work list is one it says does the
+        same work; that one is answered then, and nothing is written."""
+        for _ in range(_MAX_TRIES):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                try:
+                    if same_work is not None:
+                        # Two asked at once both write the work list: one of them looks again.
+                        await pipe.watch(self.pending_key)
+                        running = await self._pending_records(pipe)
+                        first = next((r for r in running if same_work(r)), None)
+                        if first is not None:
+                            return first
+                        pipe.multi()  # type: ignore[no-untyped-call]
+                    self._queue_create(pipe, record, job_ids, keep_recent)
+                    await pipe.execute()
+                    return None
+                except WatchError:
+                    continue
+        raise RedisUnavailable("Bulk actions' work list kept changing; try again")
+
+    async def _pending_records(self, pipe: Pipeline) -> list[ActionRecord]:
+        ids = [str(i) for i in await pipe.zrange(self.pending_key, 0, -1)]
+        found: list[Any] = [await pipe.hgetall(self.key(i)) for i in ids]  # decoded: str to str
+        return [r for r in map(ActionRecord.from_fields, found) if r.id and not r.finished]
+
+    def _queue_create(
+        self, pipe: Pipeline, record: ActionRecord, job_ids: list[str] | None, keep_recent: int
     ) -> None:
-        """The record, its job ids and its place in the work list, all or nothing."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self.key(record.id), mapping=record.to_fields())  # type: ignore[arg-type]
-            ids = list(job_ids or [])
-            for start in range(0, len(ids), 1000):
-                pipe.rpush(self.ids_key(record.id), *ids[start : start + 1000])
-            pipe.zadd(self.pending_key, {record.id: record.created_ms})
-            pipe.zadd(self.recent_key, {record.id: record.created_ms})
-            pipe.zremrangebyrank(self.recent_key, 0, -(keep_recent + 1))
-            await pipe.execute()
+        pipe.hset(self.key(record.id), mapping=record.to_fields())  # type: ignore[arg-type]
+        ids = list(job_ids or [])
+        for start in range(0, len(ids), 1000):
+            pipe.rpush(self.ids_key(record.id), *ids[start : start + 1000])
+        pipe.zadd(self.pending_key, {record.id: record.created_ms})
+        pipe.zadd(self.recent_key, {record.id: record.created_ms})
+        pipe.zremrangebyrank(self.recent_key, 0, -(keep_recent + 1))
 
     async def load(self, action_id: str) -> ActionRecord | None:
         fields: Any = await self.redis.hgetall(self.key(action_id))  # decoded: str to str

@@ -8,7 +8,7 @@ from queues.background.kinds import KINDS
 from queues.background.record import ActionRecord, RequestedBy, new_id, now_ms
 from queues.background.settings import BackgroundSettings
 from queues.background.store import id_suffix, store_for
-from queues.errors import BadParameter
+from queues.errors import BadParameter, Conflict
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 
@@ -34,7 +34,39 @@ async def submit(
         created_ms=anchor,
     )
     async with translate_redis_errors():
-        await store_for(ref.connection).create(
-            record, prepared.job_ids, BackgroundSettings.from_config().keep_recent
+        first = await store_for(ref.connection).create(
+            record,
+            prepared.job_ids,
+            BackgroundSettings.from_config().keep_recent,
+            same_work=(lambda other: _same_sweep(record, other)) if kind_name in SWEEPS else None,
         )
+    if first is not None:
+        raise AlreadyRunning(first)
     return record
+
+
+# Kinds that sweep a whole state: a second one of a queue's state while the first runs would
+# find nothing the first does not move, and only confuse the counts shown.
+SWEEPS = frozenset({"retry-all", "promote-all", "clean"})
+
+
+def _same_sweep(asked: ActionRecord, other: ActionRecord) -> bool:
+    return (
+        other.kind == asked.kind
+        and (other.prefix, other.queue) == (asked.prefix, asked.queue)
+        and other.params.get("state") == asked.params.get("state")
+    )
+
+
+class AlreadyRunning(Conflict):
+    """The same sweep of the same queue is asked for while one has not ended."""
+
+    def __init__(self, first: ActionRecord) -> None:
+        self.first = first
+        state = first.params.get("state")
+        what = f"{first.kind} of {state} jobs" if state else first.kind
+        super().__init__(
+            f"A {what} of {first.ref.slug!r} is already {first.state} (action {first.id}, "
+            f"asked for by {first.requested_by.username or 'someone'}): wait for it to end "
+            "or cancel it"
+        )
