@@ -6,7 +6,12 @@ the audit log with what reached whom.
 Notices are written in the site's language (``LANGUAGE_CODE``): no one's page asked for them.
 
 Webhook URLs often carry a secret in their path (Slack's do): logs and the audit log name only
-their scheme and host.
+their scheme and host. A webhook's redirect is never followed (it could point at an internal
+address or another scheme): any 3xx answer is a refusal.
+
+Sending blocks a thread (urllib, SMTP) for up to ``WEBHOOK_TIMEOUT_S``: it runs on a small pool of
+its own, so that receivers that hang hold up only other notices, never the threads the job API
+and the rest of the site share (asyncio's default executor).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import logging
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from urllib.parse import urlsplit
 
@@ -33,6 +39,10 @@ log = logging.getLogger("bullpen.alerts")
 ATTEMPTS = 5
 FIRST_PAUSE_S = 0.5  # then 1, 2 and 4 s: about 8 s from the first try to the last
 WEBHOOK_TIMEOUT_S = 10.0
+# Threads sending at once; more sends wait for one of them.
+SENDING_THREADS = 4
+# Its threads start as sends need them (none in a process that never sends).
+_POOL = ThreadPoolExecutor(SENDING_THREADS, thread_name_prefix="bullpen-alerts")
 
 
 class Refused(Exception):
@@ -64,7 +74,7 @@ async def _with_retries(target: str, send: Callable[[], None], notice: Notice) -
     pause = FIRST_PAUSE_S
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            await asyncio.to_thread(send)
+            await asyncio.get_running_loop().run_in_executor(_POOL, send)
         except Refused as error:
             log.error("alerts: %s refused %s for good: %s", target, what, error)
             return str(error)
@@ -89,6 +99,16 @@ async def _with_retries(target: str, send: Callable[[], None], notice: Notice) -
     return "not sent"  # not reached: the loop returns
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Answers a 3xx with the HTTPError it is, instead of following it."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects)
+
+
 def _email(notice: Notice, settings: DeliverySettings) -> None:
     with translation.override(django_settings.LANGUAGE_CODE):
         subject = alert_messages.email_subject(notice)
@@ -111,11 +131,13 @@ def _post(url: str, body: bytes) -> None:
         headers={"Content-Type": "application/json", "User-Agent": "Bullpen alerts"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # noqa: S310
+        with _opener.open(request, timeout=WEBHOOK_TIMEOUT_S) as response:
             response.read(65536)
     except urllib.error.HTTPError as error:
         if error.code == 429 or error.code >= 500:
             raise
+        if 300 <= error.code < 400:
+            raise Refused(f"HTTP {error.code}: redirects are not followed") from None
         raise Refused(f"HTTP {error.code}") from None
 
 

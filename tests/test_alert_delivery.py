@@ -33,23 +33,39 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 class Receiver:
     """A webhook receiver: records each POST, answers the statuses queued in ``answers`` for
-    its path (then 200)."""
+    its path (then 200), with a ``Location`` from ``locations``; a path in ``hanging`` answers
+    only once ``release`` is set."""
 
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
         self.statuses: list[tuple[str, int]] = []
         self.answers: dict[str, list[int]] = {}
+        self.locations: dict[str, str] = {}
+        self.hanging: set[str] = set()
+        self.hung = 0  # requests waiting for release now
+        self.most_hung = 0
+        self.release = threading.Event()
+        lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 body = json.loads(self.rfile.read(length))
+                if self.path in receiver.hanging:
+                    with lock:
+                        receiver.hung += 1
+                        receiver.most_hung = max(receiver.most_hung, receiver.hung)
+                    receiver.release.wait(120)
+                    with lock:
+                        receiver.hung -= 1
                 queued = receiver.answers.get(self.path) or [200]
                 status = queued.pop(0)
                 receiver.bodies.append(body)
                 receiver.statuses.append((self.path, status))
                 self.send_response(status)
+                if self.path in receiver.locations:
+                    self.send_header("Location", receiver.locations[self.path])
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -66,6 +82,7 @@ def receiver() -> Iterator[Receiver]:
     thread = threading.Thread(target=found.server.serve_forever, daemon=True)
     thread.start()
     yield found
+    found.release.set()
     found.server.shutdown()
     found.server.server_close()
 
@@ -184,6 +201,61 @@ async def test_a_webhook_that_keeps_failing_is_given_up_and_audited(
     assert (entry.result, entry.status) == (AuditEntry.Result.FAILED, 502)
     assert entry.detail["delivered"] == [] and len(entry.detail["failed"]) == 2
     assert "HTTP 404" in entry.error and "503" in entry.error
+
+
+async def test_webhooks_that_hang_do_not_slow_the_job_api(
+    client: AsyncClient,
+    peer: Peer,
+    receiver: Receiver,
+    bullpen_settings: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    added = await asyncio.to_thread(
+        peer, "add-bulk", "--queue", "mail", "--name", "m", "--count", "1"
+    )
+    job_id = added["first"]
+    monkeypatch.setattr(alert_delivery, "WEBHOOK_TIMEOUT_S", 120.0)  # hung for the whole test
+    receiver.hanging.add("/slow")
+    webhooks = [f"{receiver.url}/slow"]
+    # More notices than any default thread pool has threads (at most 32).
+    notices = [Notice(FIRING, f"q{n}", Alert("waiting", 2, 1)) for n in range(40)]
+    with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"WEBHOOKS": webhooks}}):
+        sends = [asyncio.ensure_future(deliver(notice)) for notice in notices]
+        try:
+            await until(lambda: receiver.hung >= alert_delivery.SENDING_THREADS)
+            async with asyncio.timeout(20):  # a stalled answer waits for the hung webhooks
+                answer = await client.get(f"/queues/api/queues/mail/jobs/{job_id}/")
+            assert answer.status_code == 200
+            assert answer.json()["id"] == job_id
+            # The sends wait for their own few threads: never more at once.
+            assert receiver.most_hung == alert_delivery.SENDING_THREADS
+        finally:
+            for send in sends:
+                send.cancel()
+            receiver.release.set()
+            await asyncio.gather(*sends, return_exceptions=True)
+
+
+async def test_a_webhook_redirect_is_a_failure_never_followed(
+    receiver: Receiver, bullpen_settings: dict[str, Any]
+) -> None:
+    receiver.answers = {"/to-inside": [307], "/to-ftp": [302]}
+    # Where the redirects point: an address of the inside network, and another scheme.
+    receiver.locations = {
+        "/to-inside": f"{receiver.url}/internal-admin",
+        "/to-ftp": "ftp://127.0.0.1/etc/passwd",
+    }
+    webhooks = [f"{receiver.url}/to-inside", f"{receiver.url}/to-ftp"]
+    notice = Notice(FIRING, "mail", Alert("waiting", 2, 1))
+    with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"WEBHOOKS": webhooks}}):
+        await deliver(notice)
+    # Each asked once: a redirect is final, and its target never asked.
+    assert sorted(receiver.statuses) == [("/to-ftp", 302), ("/to-inside", 307)]
+    entry = await AuditEntry.objects.aget(action="alert")
+    assert (entry.result, entry.status) == (AuditEntry.Result.FAILED, 502)
+    assert entry.detail["delivered"] == []
+    assert "HTTP 307: redirects are not followed" in entry.error
+    assert "HTTP 302: redirects are not followed" in entry.error
 
 
 async def test_a_new_failure_signature_shows_everywhere_alerts_do(
