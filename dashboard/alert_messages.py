@@ -109,6 +109,7 @@ def connection_of(notice: Notice) -> str:
 def webhook_body(notice: Notice, base: str) -> dict[str, Any]:
     url = link(notice, base)
     body: dict[str, Any] = {
+        "id": notice.id,  # the same on every try: a receiver drops what it already has
         "status": notice.status,
         "queue": notice.queue,
         "connection": connection_of(notice),

@@ -3,6 +3,7 @@ end), and the alert notices sent to people."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
@@ -194,12 +195,17 @@ def _write_once(record: ActionRecord, phase: str) -> None:
 ALERT_SENDER = "bullpen-alerts"
 
 
-async def record_alert(notice: Notice, delivered: list[str], failed: dict[str, str]) -> None:
-    """One row per notice (firing or resolved): whom it reached, and what failed."""
-    await sync_to_async(_write_alert, thread_sensitive=False)(notice, delivered, failed)
+async def record_alert(
+    notice: Notice, delivered: list[str], failed: dict[str, str], kept: Sequence[str] = ()
+) -> None:
+    """One row per round of a notice (firing or resolved): whom it reached, what failed, and
+    which of those it is kept for, to be tried again."""
+    await sync_to_async(_write_alert, thread_sensitive=False)(notice, delivered, failed, kept)
 
 
-def _write_alert(notice: Notice, delivered: list[str], failed: dict[str, str]) -> None:
+def _write_alert(
+    notice: Notice, delivered: list[str], failed: dict[str, str], kept: Sequence[str]
+) -> None:
     close_old_connections()  # as for background actions: a thread of its own, no request
     try:
         AuditEntry.objects.create(
@@ -213,9 +219,11 @@ def _write_alert(notice: Notice, delivered: list[str], failed: dict[str, str]) -
             error="; ".join(f"{target}: {error}" for target, error in failed.items())[:2000],
             detail={
                 "phase": notice.status,
+                "id": notice.id,
                 **notice.alert.as_json(),
                 "delivered": delivered,
                 "failed": sorted(failed),
+                "tryAgain": sorted(kept),
             },
         )
     finally:

@@ -12,6 +12,8 @@ Times are wall-clock seconds: they are compared across processes.
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,15 +28,42 @@ RESOLVED: Literal["resolved"] = "resolved"
 @dataclass(frozen=True)
 class Notice:
     """One message to send: ``alert`` is the firing alert, or for a resolved notice the last
-    one seen while it fired."""
+    one seen while it fired. ``id`` is the notice's own: every try of it carries the same, so
+    that a receiver can drop one it already has."""
 
     status: Literal["firing", "resolved"]
     queue: str
     alert: Alert
+    id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
 
     @property
     def key(self) -> Key:
         return (self.queue, self.alert.rule)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "queue": self.queue,
+            "alert": self.alert.as_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Notice:
+        """The notice ``as_json`` gave (KeyError, TypeError or ValueError if it is not one)."""
+        status = data["status"]
+        if status not in (FIRING, RESOLVED):
+            raise ValueError(f"not a notice's status: {status!r}")
+        return cls(status, str(data["queue"]), _alert(data["alert"]), str(data["id"]))
+
+
+def _alert(data: Mapping[str, Any]) -> Alert:
+    return Alert(
+        str(data["rule"]),
+        int(data["value"]),
+        int(data["threshold"]),
+        tuple(str(s) for s in data.get("signatures") or ()),
+    )
 
 
 @dataclass
@@ -54,17 +83,11 @@ class _Entry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> _Entry:
-        alert = data["alert"]
         return cls(
             bool(data["firing"]),
             bool(data["told"]),
             None if data.get("toldAt") is None else float(data["toldAt"]),
-            Alert(
-                str(alert["rule"]),
-                int(alert["value"]),
-                int(alert["threshold"]),
-                tuple(str(s) for s in alert.get("signatures") or ()),
-            ),
+            _alert(data["alert"]),
         )
 
 

@@ -4,7 +4,9 @@ and hand each notice to the deliverer (dashboard/alert_delivery.py: e-mail, webh
 
 Only the lease holder evaluates, so a deployment of several processes tells each notice once.
 What was told, and when, is kept in Redis (``<LIVE_KEY_PREFIX>:alerts:state``): the process
-that takes the lease over goes on from there rather than tell every firing alert again.
+that takes the lease over goes on from there rather than tell every firing alert again. So are
+the notices not yet delivered to every target (``<LIVE_KEY_PREFIX>:alerts:undelivered``,
+alert_undelivered.py), tried again at the passes they are due.
 Nothing is read while no address or webhook is configured. A pass that cannot read Redis
 decides nothing (no alert is resolved by an outage); the next pass reads again.
 """
@@ -12,16 +14,19 @@ decides nothing (no alert is resolved by an outage); the next pass reads again.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from redis.exceptions import RedisError
 
-from queues.alert_state import AlertTracker, Key, Notice
+from queues.alert_state import RESOLVED, AlertTracker, Key, Notice
+from queues.alert_undelivered import Kept, Undelivered
 from queues.alerts import read_alerts
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.conf import get_config
@@ -32,7 +37,9 @@ from queues.errors import BullpenError
 
 log = logging.getLogger("bullpen.alerts")
 
-Deliver = Callable[[Notice], Awaitable[None]]
+# (notice, the targets to tell, whether it is a later round) → the targets it did not reach
+# and that may take it later.
+Deliver = Callable[[Notice, frozenset[str], bool], Awaitable[frozenset[str]]]
 # Redis away or refusing: the pass is skipped and tried again at the next one.
 _TROUBLE = (BullpenError, RedisError, OSError)
 
@@ -53,6 +60,12 @@ class DeliverySettings:
     def anyone(self) -> bool:
         """Someone is to be told: an address or a webhook is configured."""
         return bool(self.email_to or self.webhooks)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The targets' names for keeping what reached whom: a webhook by a digest of its URL,
+        which often holds a secret and is not to be written to Redis."""
+        return (("e-mail",) if self.email_to else ()) + tuple(map(webhook_target, self.webhooks))
 
     @classmethod
     def from_config(cls) -> DeliverySettings:
@@ -79,8 +92,16 @@ def _seconds(value: Any, default: float, *, least: float) -> float:
     return float(value) if number and value >= least else default
 
 
+def webhook_target(url: str) -> str:
+    return "webhook:" + hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
 def state_key() -> str:
     return f"{own_key_prefix()}:alerts:state"
+
+
+def undelivered_key() -> str:
+    return f"{own_key_prefix()}:alerts:undelivered"
 
 
 class AlertWatch:
@@ -91,6 +112,9 @@ class AlertWatch:
         self.tracker = AlertTracker(DeliverySettings.cooldown_s)
         self._leading = False  # evaluating, with the state taken over from Redis
         self._saved: dict[str, Any] | None = None
+        self.undelivered = Undelivered()
+        self._undelivered_saved: list[dict[str, Any]] | None = None
+        self._saving = asyncio.Lock()
         self._sending: dict[Key, asyncio.Task[None]] = {}
         self._troubled = False  # Redis trouble already logged: one line per outage
 
@@ -126,9 +150,15 @@ class AlertWatch:
         redis = get_client()
         if not self._leading:
             stored = await redis.get(state_key())
+            undelivered = await redis.get(undelivered_key())  # another slot in a cluster
             self.tracker.load(_parsed(stored))
             self._saved = self.tracker.dump()
+            self.undelivered.load(_parsed(undelivered, list))
+            self._undelivered_saved = self.undelivered.dump()
             self._leading = True
+        for kept in self.undelivered.due(time.time()):
+            if kept.notice.key not in self._sending:  # one round at a time per queue and rule
+                self._chain(kept.notice.key, partial(self._retry, kept))
         self.tracker.cooldown_s = settings.cooldown_s
         firing = await read_alerts(await summaries())
         notices = self.tracker.observe(
@@ -151,30 +181,72 @@ class AlertWatch:
 
     def _send(self, notice: Notice) -> None:
         """Deliver in the background, in order per queue and rule (a resolved notice never
-        overtakes its firing one that is still being retried)."""
-        previous = self._sending.get(notice.key)
-        task = asyncio.get_running_loop().create_task(
-            self._deliver_after(previous, notice), name="bullpen-alert-delivery"
-        )
-        self._sending[notice.key] = task
-        task.add_done_callback(lambda done: self._forget(notice.key, done))
+        overtakes its firing one that is still being tried)."""
+        self._chain(notice.key, partial(self._first_round, notice))
 
-    async def _deliver_after(self, previous: asyncio.Task[None] | None, notice: Notice) -> None:
+    def _chain(self, key: Key, work: Callable[[], Awaitable[None]]) -> None:
+        previous = self._sending.get(key)
+        task = asyncio.get_running_loop().create_task(
+            self._after(previous, work), name="bullpen-alert-delivery"
+        )
+        self._sending[key] = task
+        task.add_done_callback(lambda done: self._forget(key, done))
+
+    async def _after(
+        self, previous: asyncio.Task[None] | None, work: Callable[[], Awaitable[None]]
+    ) -> None:
         if previous is not None:
             await asyncio.wait([previous])
+        await work()
+
+    async def _first_round(self, notice: Notice) -> None:
+        targets = frozenset(DeliverySettings.from_config().targets)
+        if notice.status == RESOLVED:
+            unseen = self.undelivered.never_told(notice)
+            targets -= unseen
+        await self._round(notice, targets, later=False)
+
+    async def _retry(self, kept: Kept) -> None:
+        if kept.notice.id not in self.undelivered:
+            return  # dropped since it was due (its alert ended)
+        # Targets no longer configured are owed nothing.
+        targets = kept.owed & frozenset(DeliverySettings.from_config().targets)
+        await self._round(kept.notice, targets, later=True)
+
+    async def _round(self, notice: Notice, targets: frozenset[str], *, later: bool) -> None:
+        owed = targets
         try:
-            await self.deliver(notice)
+            if targets:
+                owed = await self.deliver(notice, targets, later)
         except Exception:  # the deliverer logs its own failures; this is a bug
             log.exception("alerts: delivering %s on %s failed", notice.alert.rule, notice.queue)
+        self.undelivered.tried(notice, owed, time.time())
+        await self._save_undelivered()
+
+    async def _save_undelivered(self) -> None:
+        """One write at a time, each of the state as it is then: the last write is the newest."""
+        async with self._saving:
+            state = self.undelivered.dump()
+            if state == self._undelivered_saved:
+                return
+            try:
+                if state:
+                    await get_client().set(undelivered_key(), json.dumps(state))
+                else:
+                    await get_client().delete(undelivered_key())
+                self._undelivered_saved = state
+            except _TROUBLE as error:  # kept here; a takeover may miss or repeat some
+                log.warning("alerts: cannot keep the undelivered notices in Redis: %s", error)
 
     def _forget(self, key: Key, done: asyncio.Task[None]) -> None:
         if self._sending.get(key) is done:
             del self._sending[key]
 
 
-def _parsed(stored: Any) -> dict[str, Any]:
+def _parsed(stored: Any, kind: type = dict) -> Any:
+    """``stored`` JSON if it holds a ``kind``; an empty one otherwise."""
     try:
-        data = json.loads(stored) if stored else {}
+        data = json.loads(stored) if stored else kind()
     except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return kind()
+    return data if isinstance(data, kind) else kind()

@@ -96,12 +96,14 @@ DEFAULTS: dict[str, Any] = {
     # modules whose @job_handler decorators register handlers; handlers by dotted path per
     # queue ({"email": "app.jobs.send"} or {"email": {"handler": "app.jobs.send",
     # "concurrency": 10}}); seconds SIGTERM/SIGINT wait for in-flight jobs; the queue keeping
-    # copies of jobs whose last attempt failed (under the first prefix).
+    # copies of jobs whose last attempt failed (under the first prefix); the resident memory
+    # (MiB) past which a worker process drains and exits to be restarted (None: no ceiling).
     "WORKER": {
         "modules": [],
         "handlers": {},
         "shutdown_timeout": 30.0,
         "dead_letter_queue": "dead-letter",
+        "max_memory_mb": None,
     },
     # Bulk actions run in the background (queues/background/): overrides of
     # queues.background.settings.BackgroundSettings (documented in docs/configuration.md).

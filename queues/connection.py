@@ -6,7 +6,10 @@ a deployment has one pool; tests and management commands that start their own lo
 
 Connections heal: a pooled connection that Redis closed (a restart, ``CLIENT KILL``) or that
 sat idle is checked before it is used, and a read that meets a broken connection is sent again
-on a fresh one, with backoff. Writes are another matter: see :mod:`queues.write_once`.
+on a fresh one, with backoff. Writes are another matter: see :mod:`queues.write_once`. Nor do
+the live follower's probes retry (its lease and its stream reads, ``retries=False``): they are
+what says "Redis is unreachable" on every open page, which must say so as soon as a read
+fails, not after the retries a page's read is given.
 
 Each connection's URL names one server, a master watched by Redis Sentinel, or a Redis Cluster
 (queues/redis_urls.py); :func:`open_client` builds each, so every client Bullpen opens follows a
@@ -24,7 +27,7 @@ from typing import Any, TypeVar, cast
 import redis.asyncio as aioredis
 from django.core.exceptions import ImproperlyConfigured
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from queues import connections
@@ -85,8 +88,14 @@ def read_retry() -> BoundedRetry:
     return BoundedRetry(ExponentialBackoff(cap=1.0, base=0.025), READ_RETRIES, for_s)
 
 
-def client_options(*, blocking: bool = False) -> dict[str, Any]:
-    """Options shared by every client Bullpen opens.
+def no_retry() -> Retry:
+    """One try: the caller is told of the first failure."""
+    return Retry(NoBackoff(), 0, supported_errors=(RedisConnectionError,))
+
+
+def client_options(*, blocking: bool = False, retries: bool = True) -> dict[str, Any]:
+    """Options shared by every client Bullpen opens (``retries``: whether a read that meets
+    a broken connection, and connecting, is tried again).
 
     Responses are decoded (the bullmq package needs it); bytes that are not UTF-8, which a
     hand-written job hash may hold, become U+FFFD instead of failing the whole page.
@@ -99,7 +108,7 @@ def client_options(*, blocking: bool = False) -> dict[str, Any]:
         # Blocking reads (XREAD BLOCK, worker waits) must not be cut by the socket timeout.
         "socket_timeout": None if blocking else timeout,
         "health_check_interval": HEALTH_CHECK_INTERVAL,
-        "retry": read_retry(),
+        "retry": read_retry() if retries else no_retry(),
         "retry_on_error": [],
     }
 
@@ -139,9 +148,12 @@ def open_client(
     return cast(R, cluster_client(target, options, cluster_class))
 
 
-def new_client(*, blocking: bool = False, connection: str | None = None) -> aioredis.Redis:
+def new_client(
+    *, blocking: bool = False, connection: str | None = None, retries: bool = True
+) -> aioredis.Redis:
     """A client of its own, for a caller that blocks on it or must close it itself."""
-    return open_client(aioredis.Redis, client_options(blocking=blocking), connection=connection)
+    options = client_options(blocking=blocking, retries=retries)
+    return open_client(aioredis.Redis, options, connection=connection)
 
 
 def get_client(connection: str | None = None) -> aioredis.Redis:

@@ -34,7 +34,7 @@ from redis.exceptions import ResponseError
 from queues import connections, live_protocol
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.conf import get_config
-from queues.connection import get_client
+from queues.connection import get_client, new_client
 from queues.connections import own_key_prefix
 from queues.events import QueueEvent
 from queues.interest import Interest
@@ -133,6 +133,7 @@ class Follower:
             resend_again=Later(),
         )
         self.status = RedisStatus()
+        self._probe: aioredis.Redis | None = None
         self.outbox = Outbox(publish, layer_back=self._layer_back)
         self.leadership = Leadership(
             registry,
@@ -168,6 +169,14 @@ class Follower:
         return self.leadership.leader
 
     @property
+    def probe(self) -> aioredis.Redis:
+        """The client of the lease, which says whether Redis answers: it is not retried, so
+        that pages are told Redis is away as soon as it is (queues/connection.py)."""
+        if self._probe is None:
+            self._probe = new_client(connection=self.connection, retries=False)
+        return self._probe
+
+    @property
     def redis_ok(self) -> bool | None:
         return self.status.ok
 
@@ -186,6 +195,9 @@ class Follower:
             await cancel_and_wait(reader)
             await self.streams.reset()
             await self.leadership.release()
+            if self._probe is not None:
+                with contextlib.suppress(Exception):
+                    await self._probe.aclose()
 
     # ---- events ---------------------------------------------------------------------------
 
@@ -236,7 +248,7 @@ class Follower:
         redis = get_client(self.connection)
         chores, leadership, watching = self.chores, self.leadership, self.watching
         if chores.renew_lease.due():
-            became_leader = await leadership.renew(redis)
+            became_leader = await leadership.renew(self.probe)
             await self._set_redis_ok(True)
             if became_leader:
                 log.info("live updates: this process now reads the event streams")

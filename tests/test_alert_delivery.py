@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,8 +23,15 @@ from prometheus_client.parser import text_string_to_metric_families
 from dashboard import alert_delivery, live
 from dashboard.alert_delivery import deliver
 from dashboard.models import AuditEntry
+from queues import alert_undelivered
 from queues.alert_state import FIRING, Notice
-from queues.alert_watch import AlertWatch, DeliverySettings, state_key
+from queues.alert_watch import (
+    AlertWatch,
+    DeliverySettings,
+    state_key,
+    undelivered_key,
+    webhook_target,
+)
 from queues.alerts import Alert
 from tests.conftest import Peer
 from tests.test_standalone_access import standalone_env, standalone_value
@@ -33,41 +41,86 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 class Receiver:
     """A webhook receiver: records each POST, answers the statuses queued in ``answers`` for
-    its path (then 200)."""
+    its path (then 200), with a ``Location`` from ``locations``; a path in ``hanging`` answers
+    only once ``release`` is set."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.bodies: list[dict[str, Any]] = []
         self.statuses: list[tuple[str, int]] = []
         self.answers: dict[str, list[int]] = {}
+        self.locations: dict[str, str] = {}
+        self.hanging: set[str] = set()
+        self.hung = 0  # requests waiting for release now
+        self.most_hung = 0
+        self.release = threading.Event()
+        lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 body = json.loads(self.rfile.read(length))
+                if self.path in receiver.hanging:
+                    with lock:
+                        receiver.hung += 1
+                        receiver.most_hung = max(receiver.most_hung, receiver.hung)
+                    receiver.release.wait(120)
+                    with lock:
+                        receiver.hung -= 1
                 queued = receiver.answers.get(self.path) or [200]
                 status = queued.pop(0)
                 receiver.bodies.append(body)
                 receiver.statuses.append((self.path, status))
                 self.send_response(status)
+                if self.path in receiver.locations:
+                    self.send_header("Location", receiver.locations[self.path])
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> Receiver:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    found = Receiver()
-    thread = threading.Thread(target=found.server.serve_forever, daemon=True)
-    thread.start()
+    found = Receiver().start()
     yield found
-    found.server.shutdown()
-    found.server.server_close()
+    found.stop()
+
+
+class AwayReceiver:
+    """A receiver's address with nobody listening there, until ``start()``."""
+
+    def __init__(self) -> None:
+        away = Receiver()
+        away.server.server_close()
+        self.port = int(away.server.server_address[1])
+        self.url = away.url
+        self.started: list[Receiver] = []
+
+    def start(self) -> Receiver:
+        self.started.append(Receiver(self.port).start())
+        return self.started[-1]
+
+
+@pytest.fixture
+def away_receiver() -> Iterator[AwayReceiver]:
+    away = AwayReceiver()
+    yield away
+    for each in away.started:
+        each.stop()
 
 
 async def until(condition: Callable[[], bool], within: float = 15.0) -> None:
@@ -115,7 +168,8 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
             assert [status for _, status in receiver.statuses] == [500, 200]
             assert receiver.bodies[0] == receiver.bodies[1]
             firing = receiver.bodies[1]
-            assert {k: v for k, v in firing.items() if k != "text"} == {
+            assert re.fullmatch("[0-9a-f]{32}", firing["id"])  # the same on the second try
+            assert {k: v for k, v in firing.items() if k not in ("text", "id")} == {
                 "status": "firing",
                 "queue": "mail",
                 "connection": "default",
@@ -142,6 +196,7 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
                 "waiting",
                 2,
             )
+            assert resolved["id"] != firing["id"]
             await until(lambda: len(mail.outbox) == 2)
             assert mail.outbox[1].subject.startswith("[Bullpen] Resolved on mail: waiting")
 
@@ -169,7 +224,7 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
     assert "s3cret" not in json.dumps(entry.detail)
 
 
-async def test_a_webhook_that_keeps_failing_is_given_up_and_audited(
+async def test_a_webhook_that_keeps_failing_is_kept_to_try_again_and_audited(
     receiver: Receiver, bullpen_settings: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(alert_delivery, "FIRST_PAUSE_S", 0.01)  # the same tries, sooner
@@ -177,13 +232,166 @@ async def test_a_webhook_that_keeps_failing_is_given_up_and_audited(
     webhooks = [f"{receiver.url}/a", f"{receiver.url}/b"]
     notice = Notice(FIRING, "mail", Alert("waiting", 2, 1))
     with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"WEBHOOKS": webhooks}}):
-        await deliver(notice)
-    # The first webhook got every try; the second one's 404 is final (not tried again).
+        owed = await deliver(notice)
+    # The first webhook got every try and is owed the notice; the second one's 404 is final.
+    assert owed == {webhook_target(webhooks[0])}
     assert sorted(receiver.statuses) == [("/a", 503)] * alert_delivery.ATTEMPTS + [("/b", 404)]
     entry = await AuditEntry.objects.aget(action="alert")
     assert (entry.result, entry.status) == (AuditEntry.Result.FAILED, 502)
     assert entry.detail["delivered"] == [] and len(entry.detail["failed"]) == 2
+    assert entry.detail["tryAgain"] == [f"webhook 1 {receiver.url}"]
+    assert entry.detail["id"] == notice.id
     assert "HTTP 404" in entry.error and "503" in entry.error
+
+
+def undelivered(redis_client: Any) -> list[dict[str, Any]]:
+    stored = redis_client.get(undelivered_key())
+    return json.loads(stored) if stored else []
+
+
+@pytest.fixture
+def soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pause of delivery shortened: the same rounds, in a test's time."""
+    monkeypatch.setattr(alert_delivery, "FIRST_PAUSE_S", 0.01)
+    monkeypatch.setattr(alert_undelivered, "RETRY_FIRST_S", 0.2)
+    monkeypatch.setattr(alert_undelivered, "RETRY_MOST_S", 0.5)
+
+
+def sending_to(url: str, bullpen_settings: dict[str, Any]) -> dict[str, Any]:
+    alerts = {"waiting": 1, "WEBHOOKS": [url], "COOLDOWN": 0, "INTERVAL": 0.1}
+    return {**bullpen_settings, "ALERTS": alerts}
+
+
+@pytest.mark.usefixtures("soon")
+async def test_an_alert_fired_while_its_webhook_is_down_reaches_it_once_it_is_up(
+    client: AsyncClient,
+    peer: Peer,
+    away_receiver: AwayReceiver,
+    redis_client: Any,
+    bullpen_settings: dict[str, Any],
+) -> None:
+    await asyncio.to_thread(peer, "add-bulk", "--queue", "mail", "--name", "m", "--count", "2")
+    with override_settings(BULLPEN=sending_to(f"{away_receiver.url}/hook", bullpen_settings)):
+        try:
+            assert (await client.get("/queues/api/alerts/")).status_code == 200
+            # Its first tries fail (nobody listens): kept in Redis, and tried again.
+            await until(lambda: len(undelivered(redis_client)) == 1)
+            await until(lambda: undelivered(redis_client)[0]["rounds"] >= 3)
+            (kept,) = undelivered(redis_client)
+            assert kept["notice"]["status"] == "firing"
+            assert kept["owed"] == [webhook_target(f"{away_receiver.url}/hook")]
+            receiver = away_receiver.start()
+            await until(lambda: len(receiver.bodies) == 1)
+            await until(lambda: undelivered(redis_client) == [])
+            (told,) = receiver.bodies
+            assert (told["status"], told["queue"], told["rule"]) == ("firing", "mail", "waiting")
+            assert told["id"] == kept["notice"]["id"]  # the notice it was, not a new one
+            first, last = await alert_entries(2)
+        finally:
+            await live.stop()
+    assert (first.status, first.detail["delivered"], first.detail["tryAgain"]) == (
+        502,
+        [],
+        [f"webhook 1 {away_receiver.url}"],
+    )
+    assert (last.status, last.detail["delivered"]) == (200, [f"webhook 1 {away_receiver.url}"])
+    assert first.detail["id"] == last.detail["id"] == told["id"]
+    assert len(receiver.bodies) == 1
+
+
+@pytest.mark.usefixtures("soon")
+async def test_an_alert_over_before_its_webhook_is_back_is_never_told_at_all(
+    client: AsyncClient,
+    peer: Peer,
+    away_receiver: AwayReceiver,
+    redis_client: Any,
+    bullpen_settings: dict[str, Any],
+) -> None:
+    await asyncio.to_thread(peer, "add-bulk", "--queue", "mail", "--name", "m", "--count", "2")
+    with override_settings(BULLPEN=sending_to(f"{away_receiver.url}/hook", bullpen_settings)):
+        try:
+            assert (await client.get("/queues/api/alerts/")).status_code == 200
+            await until(lambda: len(undelivered(redis_client)) == 1)
+            await asyncio.to_thread(peer, "work", "--queue", "mail", "--count", "2")
+            # Its end drops its start, kept for the webhook that never had it.
+            await until(lambda: undelivered(redis_client) == [])
+            receiver = away_receiver.start()
+            # Another alert, told at once: the webhook is up and hears of it alone.
+            await asyncio.to_thread(
+                peer, "add-bulk", "--queue", "shop", "--name", "s", "--count", "2"
+            )
+            await until(lambda: len(receiver.bodies) == 1)
+        finally:
+            await live.stop()
+    assert [(b["status"], b["queue"]) for b in receiver.bodies] == [("firing", "shop")]
+    # The audit log says mail's start failed, and nothing of its end (it went nowhere).
+    rows = [(e.queue, e.detail["phase"], e.status) for e in await alert_entries(2)]
+    assert rows == [("mail", "firing", 502), ("shop", "firing", 200)]
+
+
+async def alert_entries(count: int) -> list[AuditEntry]:
+    """The audit log's alert rows, once there are ``count`` (they follow the sends)."""
+    deadline = time.monotonic() + 15
+    while True:
+        found = [e async for e in AuditEntry.objects.filter(action="alert").order_by("id")]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.05)
+
+
+async def test_webhooks_that_hang_do_not_slow_the_job_api(
+    client: AsyncClient,
+    peer: Peer,
+    receiver: Receiver,
+    bullpen_settings: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    added = await asyncio.to_thread(
+        peer, "add-bulk", "--queue", "mail", "--name", "m", "--count", "1"
+    )
+    job_id = added["first"]
+    monkeypatch.setattr(alert_delivery, "WEBHOOK_TIMEOUT_S", 120.0)  # hung for the whole test
+    receiver.hanging.add("/slow")
+    webhooks = [f"{receiver.url}/slow"]
+    # More notices than any default thread pool has threads (at most 32).
+    notices = [Notice(FIRING, f"q{n}", Alert("waiting", 2, 1)) for n in range(40)]
+    with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"WEBHOOKS": webhooks}}):
+        sends = [asyncio.ensure_future(deliver(notice)) for notice in notices]
+        try:
+            await until(lambda: receiver.hung >= alert_delivery.SENDING_THREADS)
+            async with asyncio.timeout(20):  # a stalled answer waits for the hung webhooks
+                answer = await client.get(f"/queues/api/queues/mail/jobs/{job_id}/")
+            assert answer.status_code == 200
+            assert answer.json()["id"] == job_id
+            # The sends wait for their own few threads: never more at once.
+            assert receiver.most_hung == alert_delivery.SENDING_THREADS
+        finally:
+            for send in sends:
+                send.cancel()
+            receiver.release.set()
+            await asyncio.gather(*sends, return_exceptions=True)
+
+
+async def test_a_webhook_redirect_is_a_failure_never_followed(
+    receiver: Receiver, bullpen_settings: dict[str, Any]
+) -> None:
+    receiver.answers = {"/to-inside": [307], "/to-ftp": [302]}
+    # Where the redirects point: an address of the inside network, and another scheme.
+    receiver.locations = {
+        "/to-inside": f"{receiver.url}/internal-admin",
+        "/to-ftp": "ftp://127.0.0.1/etc/passwd",
+    }
+    webhooks = [f"{receiver.url}/to-inside", f"{receiver.url}/to-ftp"]
+    notice = Notice(FIRING, "mail", Alert("waiting", 2, 1))
+    with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"WEBHOOKS": webhooks}}):
+        await deliver(notice)
+    # Each asked once: a redirect is final, and its target never asked.
+    assert sorted(receiver.statuses) == [("/to-ftp", 302), ("/to-inside", 307)]
+    entry = await AuditEntry.objects.aget(action="alert")
+    assert (entry.result, entry.status) == (AuditEntry.Result.FAILED, 502)
+    assert entry.detail["delivered"] == []
+    assert "HTTP 307: redirects are not followed" in entry.error
+    assert "HTTP 302: redirects are not followed" in entry.error
 
 
 async def test_a_new_failure_signature_shows_everywhere_alerts_do(

@@ -74,6 +74,10 @@ def test_attempts_must_be_finite_and_positive(attempts: Any, message: str) -> No
         {"limiter": "50/s"},
         {"per_tenant": 3},
         {"unknown_option": 1},
+        {"timeout": 0},
+        {"timeout": "30s"},
+        {"timeout": True},
+        {"timeout": math.inf},
     ],
 )
 def test_bad_options_from_settings_are_refused(bad: dict[str, Any]) -> None:
@@ -87,8 +91,11 @@ def test_options_from_settings() -> None:
             "concurrency": 2,
             "limiter": {"max": 10, "duration": 500},
             "per_tenant": {"max": 3, "duration": 1000, "field": "account"},
+            "timeout": 2.5,
         }
     )
+    assert options.timeout == 2.5
+    assert QueueOptions().timeout is None  # no limit unless one is set
     assert options.limiter == Limiter(10, 500)
     assert options.per_tenant == TenantLimit(3, 1000, "account")
     with pytest.raises(RunnerConfigError):

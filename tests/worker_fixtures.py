@@ -25,6 +25,7 @@ import redis
 from queues.connection import get_client
 from queues.runner import QueueOptions, Registry, job_handler
 from queues.runner.logs import configure_json_logs, reset_json_logs
+from queues.runner.memory import rss_mb
 from queues.runner.runner import WorkerRunner
 from tests.redis_server import RedisServer
 
@@ -97,6 +98,19 @@ async def deliver(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
 job_handler("proc-deliver", RESTART_SAFE, concurrency=5)(deliver)
 # The same with a 2 s lock: a Redis outage outlasts it.
 job_handler("proc-deliver-brief", RESTART_SAFE.with_changes(lock_duration_ms=2000))(deliver)
+
+
+_KEPT: list[bytes] = []  # what proc-leak holds on to, as a leaking library would
+
+
+@job_handler("proc-leak", FAST_RECOVERY, concurrency=2)
+async def leak(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """Sleeps ``sleep`` s, then holds memory until the process's RSS passes ``to_mb``."""
+    await asyncio.sleep(float(payload.get("sleep", 0)))
+    short = float(payload.get("to_mb", 0)) - rss_mb()
+    if short > 0:
+        _KEPT.append(b"\x01" * int((short + 20) * 2**20))  # written: resident, not just mapped
+    return {"rss_mb": round(rss_mb())}
 
 
 def lines_of(path: Path, kind: str) -> list[str]:

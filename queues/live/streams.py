@@ -74,7 +74,10 @@ class StreamReader:
                 continue
             try:
                 if self._client is None:
-                    self._client = new_client(blocking=True, connection=self.connection)
+                    # No retries: a failed read says Redis is away at once (connection.py).
+                    self._client = new_client(
+                        blocking=True, connection=self.connection, retries=False
+                    )
                 reply = await self._read(self._client)
             except REDIS_ERRORS as error:
                 await self.reset()

@@ -1,5 +1,12 @@
 """Running one job's handler: the per-tenant check, then the function, on the event loop
-(``async def``) or in the runner's thread pool (plain functions)."""
+(``async def``) or in the runner's thread pool (plain functions).
+
+A queue's ``timeout`` bounds each attempt: past it the attempt fails with :class:`TimedOut`, and
+the job's attempts and backoff decide what follows, as for any failure. An ``async def`` handler
+is cancelled there. A plain function cannot be stopped from outside its thread: its attempt
+fails all the same, but the function runs on, holding one of the pool's threads until it
+returns (what it returns then is dropped), and a retry may start while it still runs.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +32,14 @@ class Deferred(Exception):
         self.wait_ms = wait_ms
 
 
+class TimedOut(Exception):
+    """The attempt ran longer than its queue's ``timeout``."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"timed out after {timeout_s:g} s (the queue's timeout)")
+        self.timeout_s = timeout_s
+
+
 class NotJSONError(TypeError):
     """A handler returned something BullMQ cannot store as a return value."""
 
@@ -44,27 +59,40 @@ class Dispatcher:
                 wait = await self.gate.wait_ms(tenant, str(job.id))
                 if wait > 0:
                     raise Deferred(tenant, wait)
-        spec = self.spec
-        if spec.is_async:
-            if spec.wants_context:
-                result = await spec.func(job.data, _context(spec, job))
-            else:
-                result = await spec.func(job.data)
+        timeout = self.spec.options.timeout
+        if timeout is None:
+            result = await self._run(job)
         else:
-            loop = asyncio.get_running_loop()
-            args = (
-                (job.data, SyncJobContext(_context(spec, job), loop))
-                if spec.wants_context
-                else (job.data,)
-            )
-            result = await loop.run_in_executor(self.executor, functools.partial(spec.func, *args))
+            limit = asyncio.timeout(timeout)
+            try:
+                async with limit:
+                    result = await self._run(job)
+            except TimeoutError as error:
+                if not limit.expired():
+                    raise  # the handler's own timeout, not the queue's
+                raise TimedOut(timeout) from error
         if result is not None and not isinstance(result, str | int | bool):
             try:
                 json.dumps(result, allow_nan=False)
             except (TypeError, ValueError) as error:
-                message = f"{spec.path} returned a value that is not JSON: {error}"
+                message = f"{self.spec.path} returned a value that is not JSON: {error}"
                 raise NotJSONError(message) from error
         return result
+
+    async def _run(self, job: Job) -> Any:
+        spec = self.spec
+        if spec.is_async:
+            if spec.wants_context:
+                return await spec.func(job.data, _context(spec, job))
+            return await spec.func(job.data)
+        loop = asyncio.get_running_loop()
+        args = (
+            (job.data, SyncJobContext(_context(spec, job), loop))
+            if spec.wants_context
+            else (job.data,)
+        )
+        # Cancelling the wait (the timeout) leaves a running function running: see above.
+        return await loop.run_in_executor(self.executor, functools.partial(spec.func, *args))
 
 
 def _context(spec: HandlerSpec, job: Job) -> JobContext:

@@ -39,6 +39,9 @@ class QueueOptions:
     max_stalled_count: int = 1
     per_tenant: TenantLimit | None = None
     dead_letter: bool = True  # copy jobs whose last attempt failed to the dead-letter queue
+    # Seconds an attempt may run; past it the attempt fails ("timed out after ...") and the
+    # job's attempts and backoff decide what follows (dispatch.py). None: no limit.
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.attempts, float) and math.isinf(self.attempts):
@@ -59,6 +62,12 @@ class QueueOptions:
         _whole("lock_duration_ms", self.lock_duration_ms, 100)
         _whole("stalled_interval_ms", self.stalled_interval_ms, 100)
         _whole("max_stalled_count", self.max_stalled_count, 0)
+        if self.timeout is not None:
+            number = isinstance(self.timeout, int | float) and not isinstance(self.timeout, bool)
+            if not number or not 0 < self.timeout < math.inf:
+                raise RunnerConfigError(
+                    f"timeout must be a number of seconds above 0 (or None), not {self.timeout!r}"
+                )
 
     def job_options(self) -> dict[str, Any]:
         """BullMQ job options for producers: attempts, backoff, retention."""

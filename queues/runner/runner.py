@@ -5,7 +5,8 @@
     ...
     abandoned = await runner.stop()            # drain, then close workers, queues, connection
 
-``manage.py runqueueworker`` runs one until SIGTERM/SIGINT (shutdown.py).
+``manage.py runqueueworker`` runs one until SIGTERM/SIGINT (shutdown.py), or until its memory
+passes ``max_memory_mb`` (memory.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import redis.asyncio as aioredis
 from bullmq import Queue
 
 from queues import connections
+from queues.cancelling import cancel_and_wait
 from queues.conf import default_prefix
 from queues.connections import own_key_prefix
 from queues.dead_letters import dead_letter_ref
@@ -28,6 +30,7 @@ from queues.runner.dispatch import Dispatcher
 from queues.runner.errors import RunnerConfigError
 from queues.runner.fairness import TenantGate
 from queues.runner.logs import log_event
+from queues.runner.memory import watch as watch_memory
 from queues.runner.queue_handles import bullmq_queue
 from queues.runner.redis_client import runner_client
 from queues.runner.registry import HandlerSpec, Registry
@@ -50,8 +53,10 @@ class WorkerRunner:
         shutdown_timeout: float | None = None,
         name: str | None = None,
         connection: str | None = None,
+        max_memory_mb: float | None = None,
     ) -> None:
-        """``connection``: the Redis whose queues to work (None: the default one)."""
+        """``connection``: the Redis whose queues to work (None: the default one);
+        ``max_memory_mb``: the memory ceiling (None: the ``max_memory_mb`` setting)."""
         self.specs: list[HandlerSpec] = [registry.get(q) for q in queues] or list(registry)
         if not self.specs:
             raise RunnerConfigError(
@@ -66,6 +71,13 @@ class WorkerRunner:
             )
         config_timeout = float(worker_config()["shutdown_timeout"])
         self.shutdown_timeout = config_timeout if shutdown_timeout is None else shutdown_timeout
+        ceiling = worker_config()["max_memory_mb"] if max_memory_mb is None else max_memory_mb
+        if ceiling is not None and (
+            isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or ceiling <= 0
+        ):
+            raise RunnerConfigError(f"max_memory_mb must be a number above 0, not {ceiling!r}")
+        self.max_memory_mb: float | None = ceiling
+        self.over_memory = False  # stopped because the memory passed max_memory_mb
         self.name = name or default_worker_name()
         self.prefix = default_prefix()
         self.workers: list[RunnerWorker] = []
@@ -125,11 +137,21 @@ class WorkerRunner:
         return abandoned
 
     async def run_until_signalled(self) -> list[str]:
+        """Run until SIGTERM/SIGINT, or until the memory passes ``max_memory_mb``
+        (``over_memory`` then says so); drain and stop either way."""
         signals = StopSignals()
         signals.install()
+        over = asyncio.Event()
+        waits: list[asyncio.Future[object]] = []
         try:
             await self.start()
-            await signals.stop.wait()
+            waits.append(asyncio.ensure_future(signals.stop.wait()))
+            if self.max_memory_mb is not None:
+                waits.append(asyncio.ensure_future(watch_memory(self.max_memory_mb, over)))
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            self.over_memory = over.is_set()
+            await cancel_and_wait(*waits)
             return await self.stop(force=signals.force)
         finally:
+            await cancel_and_wait(*waits)
             signals.uninstall()

@@ -628,6 +628,8 @@ async function jobStatus(flags) {
     delay: job.delay,
     timestamp: job.timestamp,
     dependencies: await job.getDependenciesCount(),
+    attemptsMade: job.attemptsMade,
+    failedReason: job.failedReason ?? null,
   };
 }
 

@@ -14,6 +14,7 @@ def test_the_webhook_body_has_what_a_receiver_needs() -> None:
     notice = Notice(FIRING, "mail", Alert("waiting", 12_345, 10_000))
     body = alert_messages.webhook_body(notice, BASE)
     assert {k: v for k, v in body.items() if k != "text"} == {
+        "id": notice.id,  # a receiver drops a notice it already has
         "status": "firing",
         "queue": "mail",
         "connection": "default",

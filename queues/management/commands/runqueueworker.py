@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queues import connections
 from queues.runner.errors import RunnerConfigError
 from queues.runner.logs import configure_json_logs
+from queues.runner.memory import EXIT_OVER_MEMORY
 from queues.runner.registry import default_registry, load_handlers
 from queues.runner.runner import WorkerRunner
 
@@ -40,6 +41,16 @@ class Command(BaseCommand):
             default=None,
             help="seconds to wait for in-flight jobs (default: the shutdown_timeout setting)",
         )
+        parser.add_argument(
+            "--max-memory-mb",
+            type=float,
+            default=None,
+            help=(
+                "resident memory (MiB) past which the worker stops taking jobs, drains and "
+                f"exits with status {EXIT_OVER_MEMORY} to be restarted (default: the "
+                "max_memory_mb setting; none)"
+            ),
+        )
         parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
         parser.add_argument(
             "--connection",
@@ -62,10 +73,16 @@ class Command(BaseCommand):
                 options["queues"],
                 shutdown_timeout=options["shutdown_timeout"],
                 connection=connection,
+                max_memory_mb=options["max_memory_mb"],
             )
         except RunnerConfigError as error:
             raise CommandError(str(error)) from error
         abandoned = asyncio.run(runner.run_until_signalled())
+        if runner.over_memory:
+            # For the supervisor to start a fresh process (and not to take it for a crash).
+            sys.stderr.flush()
+            sys.stdout.flush()
+            os._exit(EXIT_OVER_MEMORY)
         if abandoned:
             # A plain-function handler may still be running in a thread, which would keep the
             # process alive: the jobs are left for stall recovery, so leave now.
