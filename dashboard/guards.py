@@ -11,11 +11,19 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard import audit, landing, lockout, notices, queue_access
-from dashboard.access import allows, anyone, is_read_only, read_check, write_check
+from dashboard.access import (
+    allows,
+    anyone,
+    is_read_only,
+    read_check,
+    reads_are_open,
+    write_check,
+)
 from dashboard.principal import Principal, from_request
 from dashboard.queue_names import canonical, canonical_url
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
@@ -155,6 +163,21 @@ async def _audit_hidden(
     )
 
 
+def kept_private(view: View) -> View:
+    """Once reads need credentials, an answer is for its reader alone: ``no-store`` keeps it
+    out of shared caches and of the browser's, where the next person at the machine (after
+    *Sign out*) or a proxy would find it."""
+
+    @functools.wraps(view)
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = await view(request, *args, **kwargs)
+        if not reads_are_open():
+            patch_cache_control(response, no_store=True)
+        return response
+
+    return wrapper
+
+
 def api_view(view: View) -> View:
     """GET-only JSON view: read check, then errors as ``{"error": ...}`` with their status."""
 
@@ -184,7 +207,7 @@ def api_view(view: View) -> View:
         except BullpenError as error:
             return json_error(str(error), status_of(error))
 
-    return wrapper
+    return kept_private(wrapper)
 
 
 def page_view(view: View) -> View:
@@ -235,7 +258,7 @@ def page_view(view: View) -> View:
         notices.finish(request, page)
         return page
 
-    return wrapper
+    return kept_private(wrapper)
 
 
 def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action], View]:
@@ -353,6 +376,6 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 landing.answer_page(request, response, result)
             return response
 
-        return wrapper
+        return kept_private(wrapper)
 
     return decorate
