@@ -12,6 +12,7 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
+from dashboard import relatives
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import OverviewForm, job_page_params
 from dashboard.guards import api_view
@@ -49,6 +50,6 @@ async def jobs_list(request: HttpRequest, queue: str) -> JsonResponse:
 
 @api_view
 async def job(request: HttpRequest, queue: str, job_id: str) -> JsonResponse:
-    body = await job_body(queue, job_id)
+    body = relatives.seen_by(await for_request(request), await job_body(queue, job_id))
     # The whole job, 30 MB at times: written out off the event loop, which serves the others.
     return await asyncio.to_thread(JsonResponse, body)

@@ -22,6 +22,7 @@ from typing import Any
 from django.contrib.auth.hashers import check_password, make_password
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.crypto import salted_hmac
 
 from queues.conf import get_config
 
@@ -62,6 +63,22 @@ def _hashes() -> tuple[dict[str, str], str]:
     }
     hashes.update(config.get("BASIC_AUTH_USERS") or {})
     return hashes, make_password(secrets.token_urlsafe(32))
+
+
+def credential_mark(username: str) -> str | None:
+    """A short mark of ``username``'s configured password (its hash, or the plain text the
+    standalone site gives), keyed by the site's secret: equal in every process, different once
+    the password changes, and telling nothing about it. None for a user not configured."""
+    config = get_config()
+    stored = (config.get("BASIC_AUTH_USERS") or {}).get(username)
+    if stored is None:
+        stored = (config.get("BASIC_AUTH_PLAIN") or {}).get(username)
+    if stored is None:
+        return None
+    return salted_hmac(_MARK_SALT, f"{username}\x00{stored}").hexdigest()[:24]
+
+
+_MARK_SALT = "bullpen.basic-auth.credential-mark"
 
 
 def check(username: str, password: str) -> bool:

@@ -10,7 +10,8 @@ Failures are logged and written to the audit log either way.
 The verdict on a pair of credentials is remembered briefly (right ones for 5 minutes, wrong
 ones for 1), keyed by an HMAC of the credentials under a key made at start: a script acting on
 many jobs pays for one password hash, and so does a browser resending a mistyped password.
-Refusals of a locked-out client are not remembered: each asks axes again.
+Axes is asked before any remembered verdict: a locked-out client is refused (429) whatever it
+sends, and nothing it sends is remembered.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest
 
-from dashboard import audit, auth_backend, basic_auth
+from dashboard import audit, auth_backend, axes_gate, basic_auth
 
 Verdict = Literal["right", "wrong", "locked"]
 
@@ -59,17 +60,28 @@ async def _verify(
 ) -> Verdict:
     if username == basic_auth.SIGNED_OUT:
         return "wrong"  # sent on purpose by Sign out: neither a guess nor worth a hash
+    # Outside a request, Channels' wrapper closes this thread's database connection after
+    # use, as Django does when a request ends.
+    check = database_sync_to_async(_check) if websocket else sync_to_async(_check)
+    verdict: Verdict = await check(request, username, password)
+    return verdict
+
+
+def _check(request: HttpRequest, username: str, password: str) -> Verdict:
+    # Axes first: a locked-out client is refused whatever it sends, before any remembered
+    # verdict is looked up. Were one looked up first, the right password (anyone's right
+    # answer of the last minutes) would pass where a guess is refused: a password oracle.
+    if axes_gate.locked_out(request, username):
+        _attempt(request, username, password)  # axes counts it and restarts the cool-off
+        return "locked"
     key = hmac.new(_KEY, f"{username}\x00{password}".encode(), hashlib.sha256).hexdigest()
     now = time.monotonic()
     for known, expiries in _remembered.items():
         if expiries.get(key, 0.0) > now:
             return known
-    # Outside a request, Channels' wrapper closes this thread's database connection after
-    # use, as Django does when a request ends.
-    attempt = database_sync_to_async(_attempt) if websocket else sync_to_async(_attempt)
-    verdict: Verdict = await attempt(request, username, password)
+    verdict = _attempt(request, username, password)
     kept = _remembered.get(verdict)
-    if kept is not None:  # not a lockout: that is axes' to say, each time
+    if kept is not None:  # never a lockout: that is axes' to say, each time
         if len(kept) >= _MAX_REMEMBERED:
             kept.clear()
         kept[key] = now + _REMEMBER_SECONDS[verdict]

@@ -11,15 +11,24 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard import audit, landing, lockout, notices, queue_access
-from dashboard.access import allows, anyone, is_read_only, read_check, write_check
+from dashboard.access import (
+    allows,
+    anyone,
+    is_read_only,
+    read_check,
+    reads_are_open,
+    write_check,
+)
 from dashboard.principal import Principal, from_request
 from dashboard.queue_names import canonical, canonical_url
 from dashboard.same_origin import cross_site_reason, csrf_token_problem
 from queues.actions.result import ActionResult
+from queues.discovery import known
 from queues.errors import (
     ActionNotFound,
     BadParameter,
@@ -32,6 +41,7 @@ from queues.errors import (
     RedisUnavailable,
 )
 from queues.failure_groups import forget_shared
+from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 
 
@@ -95,19 +105,43 @@ def unknown_queue(segment: str) -> QueueNotFound:
     return QueueNotFound(f"Unknown queue {segment!r}")
 
 
+def url_queue(request: HttpRequest, kwargs: dict[str, Any]) -> str | None:
+    """The queue segment of the URL that was asked: the resolved URL's own arguments, which
+    hold it however the view is called (a view that hands on to another passes it on as it
+    likes); the view's keyword when no URL was resolved (a view called directly)."""
+    match = request.resolver_match
+    segment = match.kwargs.get("queue") if match is not None else None
+    if segment is None:
+        segment = kwargs.get("queue")
+    return segment if isinstance(segment, str) else None
+
+
 async def hidden_queue(request: HttpRequest, kwargs: dict[str, Any]) -> str | None:
     """The queue's one name when the URL names a queue this request's principal may not
-    view (QUEUE_ACCESS); the refusal is audited for an authenticated principal."""
-    segment = kwargs.get("queue")
-    if not isinstance(segment, str) or not queue_access.restricted():
+    view (QUEUE_ACCESS), or one that does not exist; the refusal of a hidden one is audited
+    for an authenticated principal."""
+    segment = url_queue(request, kwargs)
+    if segment is None or not queue_access.restricted():
         return None
     queue = canonical(segment) or segment
     if (await queue_access.for_request(request)).may_view(queue):
-        return None
+        # A queue that does not exist is answered here too, before the view checks its
+        # input: were a missing queue's bad input answered 400 and a hidden one's 404, the
+        # answers would tell them apart.
+        return None if await _exists(queue) else queue
     principal = await from_request(request)
     if principal.authenticated:
         await _audit_hidden(request, principal, "view", queue)
     return queue
+
+
+async def _exists(queue: str) -> bool:
+    try:
+        ref = QueueRef.from_slug(queue)
+    except QueueNotFound:
+        return False
+    async with translate_redis_errors():
+        return await known(ref)
 
 
 async def _audit_hidden(
@@ -127,6 +161,21 @@ async def _audit_hidden(
         refused=True,
         detail={"path": request.path[:300]},
     )
+
+
+def kept_private(view: View) -> View:
+    """Once reads need credentials, an answer is for its reader alone: ``no-store`` keeps it
+    out of shared caches and of the browser's, where the next person at the machine (after
+    *Sign out*) or a proxy would find it."""
+
+    @functools.wraps(view)
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = await view(request, *args, **kwargs)
+        if not reads_are_open():
+            patch_cache_control(response, no_store=True)
+        return response
+
+    return wrapper
 
 
 def api_view(view: View) -> View:
@@ -150,15 +199,15 @@ def api_view(view: View) -> View:
         moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
-        if await hidden_queue(request, kwargs) is not None:
-            return json_error(str(unknown_queue(str(kwargs["queue"]))), 404)
         try:
+            if await hidden_queue(request, kwargs) is not None:
+                raise unknown_queue(str(url_queue(request, kwargs)))
             async with translate_redis_errors():
                 return await view(request, *args, **kwargs)
         except BullpenError as error:
             return json_error(str(error), status_of(error))
 
-    return wrapper
+    return kept_private(wrapper)
 
 
 def page_view(view: View) -> View:
@@ -191,12 +240,11 @@ def page_view(view: View) -> View:
         moved = canonical_url(request)
         if moved is not None:
             return HttpResponseRedirect(moved)
-        hidden = await hidden_queue(request, kwargs)
         request.bullpen_principal = principal  # type: ignore[attr-defined]
         page: HttpResponseBase
         try:
-            if hidden is not None:
-                raise unknown_queue(str(kwargs["queue"]))
+            if await hidden_queue(request, kwargs) is not None:
+                raise unknown_queue(str(url_queue(request, kwargs)))
             async with translate_redis_errors():
                 page = await view(request, *args, **kwargs)
         except BullpenError as error:
@@ -210,7 +258,7 @@ def page_view(view: View) -> View:
         notices.finish(request, page)
         return page
 
-    return wrapper
+    return kept_private(wrapper)
 
 
 def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action], View]:
@@ -235,7 +283,7 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                     # request; the page says "Sign in to act" instead.
                     del response["WWW-Authenticate"]
                 return response
-            segment = str(kwargs.get("queue", "")) if queue_scoped else ""
+            segment = (url_queue(request, kwargs) or "") if queue_scoped else ""
             # Every decision below is made on the queue's one name; an unknown prefix is left
             # to the action, which answers 404.
             queue = (canonical(segment) or segment) if segment else ""
@@ -272,6 +320,17 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 message = str(unknown_queue(segment))
                 await done(404, audit.HIDDEN_QUEUE, refused=True)
                 return json_error(message, 404)
+            if queue and access.restricted:
+                # A queue that does not exist answers here, as a hidden one just did, before
+                # the permission and input checks that would otherwise tell them apart.
+                try:
+                    exists = await _exists(queue)
+                except BullpenError as error:
+                    return json_error(str(error), status_of(error))
+                if not exists:
+                    message = str(unknown_queue(segment))
+                    await done(404, message)
+                    return json_error(message, 404)
             refusal: str | None = None
             if not await allows(write_check(), principal):
                 refusal = "Forbidden: this user may not act on queues"
@@ -317,6 +376,6 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                 landing.answer_page(request, response, result)
             return response
 
-        return wrapper
+        return kept_private(wrapper)
 
     return decorate

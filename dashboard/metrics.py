@@ -86,4 +86,6 @@ async def metrics(request: HttpRequest) -> HttpResponse:
         )
     if not _token_ok(request):
         return _refused("Bad or missing token: send 'Authorization: Bearer <token>'\n")
-    return HttpResponse(exposition(await read_scrape()), content_type=CONTENT_TYPE_PLAIN_0_0_4)
+    response = HttpResponse(exposition(await read_scrape()), content_type=CONTENT_TYPE_PLAIN_0_0_4)
+    response["Cache-Control"] = "no-store"  # read with a token: for its scraper alone
+    return response

@@ -88,11 +88,15 @@ async def from_scope(scope: dict[str, Any]) -> Principal:
         # A handshake without credentials: the page's ticket, if it has one.
         from dashboard import ws_ticket
 
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        ticketed = ws_ticket.redeem((query.get("ticket") or [""])[0])
+        ticketed = ws_ticket.redeem(_ticket(scope))
         if ticketed is not None:
             return ticketed
     return principal
+
+
+def _ticket(scope: dict[str, Any]) -> str:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return str((query.get("ticket") or [""])[0])
 
 
 def basic_user_configured(username: str) -> bool:
@@ -107,7 +111,17 @@ async def refreshed(principal: Principal, scope: dict[str, Any]) -> Principal:
     still configured, a session still signed in to the same active user (read afresh from the
     session store and the database); anyone else is anonymous now."""
     if principal.via == "basic":
-        return principal if basic_user_configured(principal.username) else ANONYMOUS
+        if not basic_user_configured(principal.username):
+            return ANONYMOUS
+        headers = dict(scope.get("headers") or [])
+        if b"authorization" not in headers and _ticket(scope):
+            # Let in by its page's ticket: the ticket holds while the user's password is the
+            # one it was issued under (its age counts only at the handshake).
+            from dashboard import ws_ticket
+
+            held = ws_ticket.redeem(_ticket(scope), fresh=False)
+            return principal if held == principal else ANONYMOUS
+        return principal
     if principal.via == "session":
         user = await database_sync_to_async(_session_user)(scope.get("session"))
         if user is None or user.get_username() != principal.username:

@@ -5,13 +5,15 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from dashboard import queue_access
 from dashboard.actions_api import queue_ref
-from dashboard.guards import api_view, mutation_view, page_view
+from dashboard.guards import HiddenQueue, api_view, mutation_view, page_view
 from dashboard.viewer import can_act_on, kind_on_queue
-from queues.actions.dead_letter_replay import replay_dead_letter
+from queues.actions.dead_letter_replay import ReplayRefused, replay_dead_letter
 from queues.actions.result import ActionResult
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
+from queues.keys import QueueRef
 from queues.schedulers import list_schedulers
 
 
@@ -40,5 +42,23 @@ async def replay(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
     ref = await queue_ref(queue)
     if ref != dead_letter_ref(ref.connection):
         raise BadParameter("Only jobs of the dead-letter queue can be replayed")
-    replayed = await replay_dead_letter(job_id, dead_letters=ref)
-    return ActionResult("replay", ref.slug, [job_id], 1, replayed.as_json())
+    access = await queue_access.for_request(request)
+
+    async def may_act(original: QueueRef) -> bool:
+        # The replay acts on the original's queue, named by the dead letter's own (untrusted)
+        # data: the caller must be allowed to act there, as if it had asked that queue.
+        return access.may_view(original.slug) and access.may_act_on(original.slug)
+
+    try:
+        replayed = await replay_dead_letter(job_id, dead_letters=ref, permit=may_act)
+    except ReplayRefused as refused:
+        # Audited under the queue it aimed at; answered as a queue that does not exist.
+        raise HiddenQueue(str(refused), refused.original.slug) from None
+    # Audited under the queue the job went back to; the dead letter's id is in the detail.
+    return ActionResult(
+        "replay",
+        replayed.queue,
+        [job_id],
+        1,
+        {**replayed.as_json(), "deadLetterQueue": ref.slug},
+    )

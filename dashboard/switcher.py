@@ -97,9 +97,11 @@ def search_url(typed: str) -> str:
     return f"{reverse('bullpen:search')}?{urlencode({'q': typed})}"
 
 
-async def _job_destination(typed: str) -> str | None:
-    """A job with exactly this id: its page, or the list of queues holding one by that id."""
-    holding = await find_job(typed)
+async def _job_destination(typed: str, access: QueueAccess) -> str | None:
+    """A job with exactly this id in a queue ``access`` may view: its page, or the list of
+    queues holding one by that id. One in a hidden queue is not there: its page's address
+    would name the queue."""
+    holding = access.visible(await find_job(typed), lambda ref: ref.slug)
     if len(holding) == 1:
         return reverse("bullpen:job", args=[holding[0].slug, typed])
     if holding:
@@ -119,7 +121,7 @@ async def go_to_queue(request: HttpRequest) -> HttpResponse:
     slug = index.destination(typed) or await _created_since_scan(typed, access)
     if slug is not None:
         return HttpResponseRedirect(reverse("bullpen:queue", args=[slug]))
-    job = await _job_destination(typed)
+    job = await _job_destination(typed, access)
     if job is not None:
         return HttpResponseRedirect(job)
     if index.best(typed, 1)[1]:

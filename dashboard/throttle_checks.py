@@ -40,10 +40,10 @@ def check_throttling(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
     found: list[CheckMessage] = []
     if not apps.is_installed("axes") or not getattr(settings, "AXES_ENABLED", True):
         found.append(_unthrottled("django-axes is not installed and enabled"))
-    elif not any(_is_axes(path) for path in before):
+    elif not any(is_axes(path) for path in before):
         found.append(_unthrottled(f"no axes backend is listed before {auth_backend.PATH!r}"))
     for path in before:
-        if not _is_axes(path) and _takes_basic_credentials(path):
+        if not is_axes(path) and _takes_basic_credentials(path):
             found.append(
                 Warning(
                     f"{path!r} is listed before {auth_backend.PATH!r}, so it checks basic "
@@ -67,7 +67,7 @@ def _unthrottled(why: str) -> CheckMessage:
     )
 
 
-def _is_axes(path: str) -> bool:
+def is_axes(path: str) -> bool:
     try:
         backend = import_string(path)
         axes_backend = import_string(AXES_BACKEND)

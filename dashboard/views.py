@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 
+from dashboard import relatives
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
 from dashboard.guards import page_view
@@ -131,6 +132,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
     ref = QueueRef.from_slug(queue)
     # Fields cut inside Redis at what the page shows; "Download JSON" has the whole job.
     job = await job_detail(ref, job_id, cap=int(get_config()["DETAIL_FIELD_CAP"]))
+    job = relatives.seen_by(await for_request(request), job)
     kind = await kind_on_queue(request, ref.slug)
     context = page_context(ref, job, viewer=kind)
     context["dead_letter"] = await dead_letter_context(ref, job)

@@ -20,8 +20,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test import AsyncClient, override_settings
 
-from dashboard import live, socket_auth
+from dashboard import live, socket_auth, ws_ticket
 from dashboard.consumers import TOO_MANY_SOCKETS, LiveConsumer
+from dashboard.principal import Principal
 from dashboard.routing import websocket_route
 from queues import interest
 from queues.connection import get_client
@@ -224,6 +225,25 @@ async def test_a_removed_basic_auth_user_s_socket_closes(bullpen_settings: dict[
         await socket.send_json_to({"watch": "queue", "queue": "no-such-queue"})
         assert (await until(socket, kind("error")))["error"] == "no such queue"
         with override_settings(BULLPEN={**config, "BASIC_AUTH_PLAIN": {}}):
+            await until(socket, kind("signed-out"), within=5)
+            closed = await until(socket, kind("websocket.close"), within=5)
+        assert closed["code"] == socket_auth.SIGNED_OUT
+        await socket.disconnect()
+
+
+async def test_a_ticketed_socket_closes_once_its_user_s_password_changes(
+    bullpen_settings: dict[str, Any],
+) -> None:
+    # A basic-auth reader's page opens its socket with the page's ticket (Chromium sends no
+    # credentials with a handshake); the ticket was issued under the password of that time.
+    config = signed_in_reads(bullpen_settings, auth_recheck_interval=0.2)
+    with override_settings(BULLPEN=config):
+        ticket = ws_ticket.issue(Principal("operator", "basic"))
+        socket = WebsocketCommunicator(LiveConsumer.as_asgi(), f"/ws/bullpen/?ticket={ticket}", [])
+        assert (await socket.connect(timeout=10))[0]
+        await until(socket, kind("status"))
+        changed = {**config, "BASIC_AUTH_PLAIN": {"operator": "a-new-pass-1"}}
+        with override_settings(BULLPEN=changed):
             await until(socket, kind("signed-out"), within=5)
             closed = await until(socket, kind("websocket.close"), within=5)
         assert closed["code"] == socket_auth.SIGNED_OUT

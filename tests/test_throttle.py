@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from axes.utils import reset
 from django.contrib.auth.hashers import MD5PasswordHasher, make_password
 from django.contrib.auth.models import User
+from django.http import HttpResponse
 from django.test import AsyncClient, Client, override_settings
 
 from dashboard import basic_auth, throttle_checks
@@ -220,3 +221,47 @@ def test_throttling_checks(bullpen_settings: dict[str, Any]) -> None:
     nobody = {**bullpen_settings, "BASIC_AUTH_PLAIN": {}}
     with override_settings(BULLPEN=nobody, AUTHENTICATION_BACKENDS=DIRECT):
         assert throttle_checks.check_throttling() == []  # no basic-auth users: nothing to guess
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_locked_out_client_learns_nothing_from_what_it_sends(client: AsyncClient) -> None:
+    # The attack: a right password used by anyone in the last minutes was remembered, and a
+    # locked-out client sending it got 200 where a wrong guess got 429 (a password oracle).
+    assert (await client.post(PAUSE_ALL, headers=basic("operator", RIGHT))).status_code == 200
+    repeated = "guess-0"
+    for n in range(5):
+        await client.post(PAUSE_ALL, headers=basic("operator", f"guess-{n}"))
+    for password in (RIGHT, repeated, "never-tried", RIGHT):
+        refused = await client.post(PAUSE_ALL, headers=basic("operator", password))
+        assert refused.status_code == 429, password
+        assert refused["Retry-After"] == COOL_OFF
+    # Nothing a locked-out client sent was remembered: lifted, its right password is checked.
+    await sync_to_async(reset)(username="operator")
+    assert (await client.post(PAUSE_ALL, headers=basic("operator", RIGHT))).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_behind_a_proxy_the_lockout_holds_for_each_forwarded_address(
+    client: AsyncClient,
+) -> None:
+    # Behind a proxy, daphne's --proxy-headers makes X-Forwarded-For the scope's client.
+    async def via(address: str, password: str) -> HttpResponse:
+        authorization = basic("operator", password)["Authorization"].encode()
+        headers = [(b"host", b"testserver"), (b"authorization", authorization)]
+        scope = {"method": "POST", "path": PAUSE_ALL, "query_string": b""}
+        response: HttpResponse = await client.request(
+            **scope, headers=headers, client=[address, 41000]
+        )
+        return response
+
+    for n in range(5):
+        await via("203.0.113.5", f"guess-{n}")
+    # Someone else signs in from another address: their verdict is remembered for them.
+    assert (await via("198.51.100.7", RIGHT)).status_code == 200
+    for password in (RIGHT, "guess-0", "guess-9"):
+        locked = await via("203.0.113.5", password)
+        assert locked.status_code == 429, password
+    # A websocket handshake from the locked-out address is refused the same way.
+    principal = await from_scope(handshake("203.0.113.5", basic("operator", RIGHT)))
+    assert principal.locked_out and not principal.authenticated
+    assert (await via("198.51.100.7", RIGHT)).status_code == 200

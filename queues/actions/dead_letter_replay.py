@@ -7,6 +7,7 @@ The dashboard's replay button and the worker runner's public API both call
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -14,11 +15,24 @@ import redis.asyncio as aioredis
 from bullmq import Job, Queue
 
 from queues.actions.job_copies import kept_opts
+from queues.connections import own_key_prefix
 from queues.dead_letters import dead_letter_ref
-from queues.errors import Conflict, JobNotFound, QueueDataError
+from queues.errors import Conflict, JobNotFound, QueueDataError, QueueNotFound
 from queues.keys import QueueRef
 from queues.restricted_redis import without_info
 from queues.write_once import write_once_client
+
+# Whether the caller may act on the original's queue; the dashboard asks its access rules.
+Permit = Callable[[QueueRef], Awaitable[bool]]
+
+
+class ReplayRefused(QueueNotFound):
+    """The dead letter names a queue it may not go back to: answered as a queue that does
+    not exist, whatever the reason, so that a crafted dead letter learns nothing."""
+
+    def __init__(self, original: QueueRef) -> None:
+        super().__init__(f"Unknown queue {original.slug!r}")
+        self.original = original
 
 
 @dataclass(frozen=True)
@@ -53,15 +67,30 @@ def _original(entry: Job, dead_letters: QueueRef) -> tuple[QueueRef, str, dict[s
     return QueueRef(str(prefix), data["queue"], dead_letters.connection), str(data["jobId"]), data
 
 
+def _readable(ref: QueueRef) -> bool:
+    """Whether ``ref`` is a queue this dashboard reads: a configured prefix, a name BullMQ
+    accepts, never Bullpen's own keys. A dead letter's data is job data, written by anyone who
+    may add a job to the dead-letter queue, so none of it is trusted."""
+    own = {own_key_prefix(ref.connection), own_key_prefix(ref.connection).strip("{}")}
+    if any(ref.prefix == mine or ref.prefix.startswith(f"{mine}:") for mine in own):
+        return False
+    try:
+        return QueueRef.from_slug(ref.slug) == ref
+    except QueueNotFound:
+        return False
+
+
 async def replay_dead_letter(
-    dead_letter_id: str, *, dead_letters: QueueRef | None = None
+    dead_letter_id: str, *, dead_letters: QueueRef | None = None, permit: Permit | None = None
 ) -> Replayed:
     """Send a dead letter back to its original queue, through bullmq, and remove it.
 
     If the original job is still in its queue's ``failed`` set, it is retried with its attempts
     reset (same id, history kept). If it was removed since, a new job with the same name, data
     and options is added (with the original id when it was a custom one). Raises JobNotFound
-    (no such dead letter) or Conflict (the original is not failed any more: waiting, active...).
+    (no such dead letter), Conflict (the original is not failed any more: waiting, active...)
+    or ReplayRefused (the original's queue is not one this dashboard reads, or ``permit``
+    refuses it), before anything is changed.
     """
     ref = dead_letters or dead_letter_ref()
     client = write_once_client(
@@ -73,6 +102,8 @@ async def replay_dead_letter(
         if entry is None:
             raise JobNotFound(f"No dead letter {dead_letter_id!r} in {ref.slug!r}")
         original_ref, job_id, data = _original(entry, ref)
+        if not _readable(original_ref) or (permit is not None and not await permit(original_ref)):
+            raise ReplayRefused(original_ref)
         original = _queue_on(client, original_ref)
         state = await original.getJobState(job_id)
         if state == "failed":
