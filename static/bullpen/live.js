@@ -7,7 +7,9 @@
 
   var socket = null;
   var retry = 0;
-  var redisState = "ok";
+  // "ok" or "down" as the server last said; "unknown" until it has said (its reader may not
+  // have reached Redis yet) and while the socket is closed: only "ok" lets the pill say live.
+  var redisState = "unknown";
   var recovering = null;
   // The reader of BullMQ's events beats every 2 s to pages that heard nothing else lately; a
   // page that has heard neither a beat nor an update for this long says its figures may be
@@ -97,6 +99,7 @@
     };
     socket.onclose = function (event) {
       socket = null;
+      redisState = "unknown";
       if (signedOut || event.code === SIGNED_OUT) {
         if (!signedOut) showSignedOut(event.reason || say("signed_out", "signed out"));
         return;
