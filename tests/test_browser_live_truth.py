@@ -3,13 +3,15 @@ confirmed, from a start with Redis away to a busy queue and a queue created whil
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from tests.conftest import CHROMIUM_ARGS, start_bullpen, stop_bullpen
+from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer, start_bullpen, stop_bullpen
 from tests.redis_server import free_port
 
 pytestmark = pytest.mark.browser
@@ -58,3 +60,36 @@ async def test_pill_never_says_live_before_redis_answered(browser: Browser, tmp_
         await page.screenshot(path=tmp_path / "down.png")
     finally:
         stop_bullpen(server)
+
+
+async def test_busy_queue_page_is_live_again_with_its_next_update(
+    browser: Browser, bullpen_server: LiveServer, peer: Peer, tmp_path: Path
+) -> None:
+    # A queue that stays busy for a while: a worker takes its jobs one by one.
+    await asyncio.to_thread(peer, "add-bulk", "--queue", "busy", "--name", "n", "--count", "400")
+    page = await recording_page(browser)
+    await page.clock.install()
+    await page.goto(bullpen_server.url + "/queues/q/busy/?state=completed")
+    pill = page.locator("#live-status")
+    await expect(pill).to_have_attribute("data-state", "live")
+    work = asyncio.create_task(
+        asyncio.to_thread(
+            peer, "work", "--queue", "busy", "--count", "400", "--delay-ms", "60", timeout=90
+        )
+    )
+    completed = page.locator('.tab[data-state="completed"] .count')
+    await expect(completed).not_to_have_text("0", timeout=15000)
+
+    # The page hears nothing for 8 s (a laptop lid closed, a stalled tab): its figures may be
+    # out of date, and it says so.
+    await page.clock.fast_forward(8000)
+    await page.wait_for_function("window.pillStates.includes('stale')")
+    # The queue's counts keep coming: they prove the reader lives as a beat does, so the page
+    # is live again with the next one, though the reader beats only to pages it sends nothing.
+    before = await completed.text_content()
+    await expect(pill).to_have_attribute("data-state", "live", timeout=5000)
+    await expect(completed).not_to_have_text(before or "", timeout=5000)
+    assert not work.done(), "the queue went quiet before the page could show it live"
+    await expect(page.locator("body")).not_to_have_class(re.compile(r"\bstale\b"))
+    await page.screenshot(path=tmp_path / "busy-live.png")
+    await work

@@ -16,6 +16,9 @@
   // stale instead of saying "live".
   var STALE_AFTER_MS = 7000;
   var lastBeat = 0;
+  // Messages that come from the reader of the event streams (a list read for this page, a bulk
+  // action's progress or a refusal say nothing about the reader).
+  var READER_SAYS = { batch: true, counts: true, rows: true, progress: true, job: true, logs: true };
   var stale = false;
   // Closed by the server because its user may no longer read: the page stays as it is and
   // says so (the server's words) until someone signs in and loads it again.
@@ -185,7 +188,16 @@
       else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
-    if (!stale) lastBeat = Date.now();  // updates flow: as good as a beat (a stale page waits for one)
+    if (READER_SAYS[message.type] && redisState === "ok") {
+      // The reader's updates prove it reads as its beat does (it beats only to pages it sent
+      // nothing lately): a stale page is live again, and reads again what it may have missed.
+      lastBeat = Date.now();
+      if (stale) {
+        stale = false;
+        markStale(false, "");
+        subscribe(true);
+      }
+    }
     if (redisState === "ok" && !stale) {
       var downNames = Object.keys(connectionsDown);
       if (downNames.length) setStatus("partial", say("connections_down", "live · {names} unreachable", { names: downNames.join(", ") }));
