@@ -85,3 +85,51 @@ async def test_one_reader_and_takeover(
     await wait_for_waiting(sockets[survivor_index], "mail", 3)
     for socket in sockets:
         await socket.close()
+
+
+async def first_counts(socket: Any, queue: str, within: float = 20) -> dict[str, int]:
+    """The counts of ``queue`` in the first counts message that names it."""
+    deadline = time.monotonic() + within
+    while True:
+        raw = await asyncio.wait_for(socket.recv(), timeout=deadline - time.monotonic())
+        message = json.loads(raw)
+        for part in message["messages"] if message.get("type") == "batch" else [message]:
+            if part.get("type") == "counts":
+                for entry in part["queues"]:
+                    if entry["slug"] == queue:
+                        return dict(entry["counts"])
+
+
+async def test_a_paused_reader_hands_no_old_counts_to_pages(
+    two_servers: list[LiveServer], peer: Peer, redis_client: Any
+) -> None:
+    # The first server reads the streams and holds every queue's counts for its pages.
+    first, second = two_servers
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    watching_first = await watch_overview(first)
+    await wait_for_waiting(watching_first, "mail", 1)
+    assert owner_pid(redis_client) == first.process.pid
+    watching_second = await watch_overview(second)
+    await wait_for_waiting(watching_second, "mail", 1)
+
+    # It is paused for longer than its lease (a stop signal; a long collection or a stalled VM
+    # does the same): the other server takes the lease, and the queue fills meanwhile.
+    os.kill(first.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        while owner_pid(redis_client) != second.process.pid:
+            assert time.monotonic() - started < 15, "no process took over the live lease"
+            await asyncio.sleep(0.2)
+        await asyncio.to_thread(
+            peer, "add-bulk", "--queue", "mail", "--name", "b", "--count", "484"
+        )
+        await wait_for_waiting(watching_second, "mail", 485)
+    finally:
+        os.kill(first.process.pid, signal.SIGCONT)
+
+    # A page that connects (or reconnects) to the paused server as soon as it runs again gets
+    # Redis's counts, not the ones it held when it stopped.
+    page = await watch_overview(first)
+    assert (await first_counts(page, "mail")).get("waiting") == 485
+    for socket in (page, watching_first, watching_second):
+        await socket.close()
