@@ -163,7 +163,7 @@ class Follower:
             list(get_config()["PREFIXES"]), s.new_queue_scan_keys, self.connection
         )
         self.following = QueueFollowing(
-            self.streams, self.counts, self.watching, scanner, self.connection
+            self.streams, self.counts, self.watching, scanner, self.connection, self.status
         )
 
     @property

@@ -416,17 +416,36 @@
     }
   }
 
+  // Groups that were open when the list was asked for again: opened again in the fresh list.
+  var reopenGroups = [];
+
   function refreshList() {
     // Queues created since the list was rendered: the list again, as the server renders it
-    // now (it knows where they belong in this filter, order and page). Opened groups stay.
+    // now (it knows where they belong in this filter, order, page and group).
     if (refreshTimer || !window.htmx) return;
     refreshTimer = setTimeout(function () {
       refreshTimer = null;
       var list = listEl();
-      if (!list || list.querySelector("tbody.group:not(.collapsed)")) return;
+      if (!list) return;
+      reopenGroups = Array.prototype.map.call(list.querySelectorAll("tbody.group:not(.collapsed)"), function (group) {
+        return group.dataset.group;
+      });
       window.htmx.ajax("GET", location.pathname + location.search, { target: "#overview-list", swap: "outerHTML" });
     }, 300);
   }
+
+  // An opened group's rows come from the server as a click loads them (its toggle's hx-get).
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!reopenGroups.length || !target || target.id !== "overview-list") return;
+    var keys = reopenGroups;
+    reopenGroups = [];
+    keys.forEach(function (key) {
+      var group = document.querySelector('#overview-list tbody.group.collapsed[data-group="' + CSS.escape(key) + '"]');
+      var toggle = group && group.querySelector(".group-toggle");
+      if (toggle) toggle.click();
+    });
+  });
 
   // ---- the queue page's list ------------------------------------------------------------------
   var INSERT_AT_TOP = { waiting: true, active: true, completed: true, failed: true };
