@@ -419,7 +419,12 @@
   // Groups that were open when the list was asked for again: opened again in the fresh list.
   var reopenGroups = [];
 
-  function refreshList() {
+  // Lists asked for again in a row that still did not hold every queue heard of: another
+  // server process may list a new queue a moment later than the reader's, so a few more tries.
+  var refreshTries = 0;
+  var REFRESH_TRIES = 4;
+
+  function refreshList(delay) {
     // Queues created since the list was rendered: the list again, as the server renders it
     // now (it knows where they belong in this filter, order, page and group).
     if (refreshTimer || !window.htmx) return;
@@ -431,13 +436,21 @@
         return group.dataset.group;
       });
       window.htmx.ajax("GET", location.pathname + location.search, { target: "#overview-list", swap: "outerHTML" });
-    }, 300);
+    }, delay || 300);
   }
 
   // An opened group's rows come from the server as a click loads them (its toggle's hx-get).
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail && event.detail.target;
-    if (!reopenGroups.length || !target || target.id !== "overview-list") return;
+    if (!target || target.id !== "overview-list") return;
+    var state = overviewState(), list = listEl();
+    if (state && list && state.size > (Number(list.dataset.total) || 0) && refreshTries < REFRESH_TRIES) {
+      refreshTries += 1;
+      refreshList(700 * refreshTries);
+    } else {
+      refreshTries = 0;
+    }
+    if (!reopenGroups.length) return;
     var keys = reopenGroups;
     reopenGroups = [];
     keys.forEach(function (key) {
