@@ -94,10 +94,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         running = live.followers()
         self.registry = live.interest()
         await self._join(("status",))
-        down = [follower for follower in running if follower.redis_ok is False]
-        if not down:
+        # Only what the readers have found: a reader that has not reached its Redis yet says
+        # nothing here, and its first finding reaches the page through the status group.
+        if all(follower.redis_ok is True for follower in running):
             await self.send_json({"type": "status", "redis": "ok"})
-        for follower in down:
+        for follower in (follower for follower in running if follower.redis_ok is False):
             await self.send_json(
                 {"type": "status", "redis": "down", "connection": follower.connection}
             )

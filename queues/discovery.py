@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field, replace
 
 import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
 
-from queues import connections, reachability
+from queues import connections, reachability, seen_queues
 from queues.conf import get_config, on_change
 from queues.connection import get_client
 from queues.keys import QueueRef
@@ -35,6 +36,9 @@ class Discovered:
     at: float = field(default_factory=time.monotonic)
     # Connections that could not be read (with several), and why.
     unreachable: tuple[tuple[str, str], ...] = ()
+    # When the scan began (ms since the epoch): queues the live reader saw created after it
+    # are added to the list (seen_queues.py).
+    scanned_ms: int = 0
 
 
 # Per connection: its kept queue list, and the refresh running in the background.
@@ -42,6 +46,12 @@ _cache: dict[str, Discovered] = {}
 _refreshing: dict[str, asyncio.Task[Discovered]] = {}
 # The last merge of several connections' lists, and the lists it was made of.
 _merged: tuple[tuple[Discovered, ...], Discovered] | None = None
+# Per connection: when the live reader's finds were last read (monotonic), and the queues
+# destroyed here since the scan, with when (ms): a find older than that is not listed again.
+_seen_read_at: dict[str, float] = {}
+_forgotten: dict[str, dict[QueueRef, int]] = {}
+# The live reader's finds are read at most this often per process (one ZRANGEBYSCORE).
+SEEN_READ_EVERY = 0.5
 
 
 @on_change
@@ -51,6 +61,8 @@ def reset() -> None:
     _cache.clear()
     _refreshing.clear()
     _merged = None
+    _seen_read_at.clear()
+    _forgotten.clear()
 
 
 def forget(ref: QueueRef) -> None:
@@ -61,6 +73,7 @@ def forget(ref: QueueRef) -> None:
         return
     if ref in {QueueRef.from_slug(name) for name in get_config()["QUEUES"]}:
         return  # configured queues are always listed
+    _forgotten.setdefault(ref.connection, {})[ref] = seen_queues.now_ms()
     _cache[ref.connection] = replace(
         cached,
         queues=tuple(q for q in cached.queues if q != ref),
@@ -110,7 +123,42 @@ async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> tuple[s
     return names, paused_lists & names
 
 
+def add_seen(connection: str, refs: list[QueueRef]) -> None:
+    """The live reader saw ``refs`` created: list them now, not after the next scan."""
+    cached = _cache.get(connection)
+    if cached is None:
+        return  # the first scan lists them
+    listed = set(cached.queues)
+    new = [ref for ref in refs if ref not in listed and ref.connection == connection]
+    if new:
+        _cache[connection] = replace(cached, queues=tuple(sorted(listed.union(new))))
+    for ref in new:
+        _forgotten.get(connection, {}).pop(ref, None)
+
+
+async def _with_seen(connection: str, cached: Discovered) -> Discovered:
+    """``cached`` with the queues the live reader (of any process) saw created since its
+    scan, read from Redis at most every ``SEEN_READ_EVERY`` seconds."""
+    now = time.monotonic()
+    if now - _seen_read_at.get(connection, -SEEN_READ_EVERY) < SEEN_READ_EVERY:
+        return cached
+    _seen_read_at[connection] = now
+    try:
+        seen = await seen_queues.seen_since(get_client(connection), connection, cached.scanned_ms)
+    except (*UNREACHABLE, ResponseError):
+        return cached  # the scan's list stands; the caller's own reads say what is wrong
+    forgotten = _forgotten.get(connection, {})
+    listed = set(cached.queues)
+    new = [ref for ref, at in seen.items() if ref not in listed and at > forgotten.get(ref, 0)]
+    if not new:
+        return cached
+    found = replace(cached, queues=tuple(sorted(listed.union(new))))
+    _cache[connection] = found
+    return found
+
+
 async def _discover(connection: str) -> Discovered:
+    scanned_ms = seen_queues.now_ms()
     config = get_config()
     redis = get_client(connection)
     refs: set[QueueRef] = set()
@@ -132,12 +180,13 @@ async def _discover(connection: str) -> Discovered:
                 pipe.exists(ref.key("paused"))
             found = await pipe.execute()
         legacy.update(ref for ref, has in zip(sorted(configured), found, strict=True) if has)
-    return Discovered(queues=ordered, legacy_paused=frozenset(legacy))
+    return Discovered(queues=ordered, legacy_paused=frozenset(legacy), scanned_ms=scanned_ms)
 
 
 async def _refresh(connection: str) -> Discovered:
     found = await _discover(connection)
     _cache[connection] = found
+    _forgotten.pop(connection, None)  # the scan saw what is there now
     return found
 
 
@@ -153,7 +202,7 @@ async def discovered_on(connection: str) -> Discovered:
         task = asyncio.ensure_future(_refresh(connection))
         task.add_done_callback(_swallow)
         _refreshing[connection] = task
-    return cached
+    return await _with_seen(connection, cached)
 
 
 async def discovered() -> Discovered:

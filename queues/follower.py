@@ -56,6 +56,10 @@ from queues.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
+# Seconds beyond one blocking read and its pause within which the reader must have caught up
+# for this process's counts to be handed to a page as they are.
+READER_SLACK = 1.0
+
 
 @dataclass
 class LiveSettings:
@@ -160,7 +164,7 @@ class Follower:
             list(get_config()["PREFIXES"]), s.new_queue_scan_keys, self.connection
         )
         self.following = QueueFollowing(
-            self.streams, self.counts, self.watching, scanner, self.connection
+            self.streams, self.counts, self.watching, scanner, self.connection, self.status
         )
 
     @property
@@ -180,9 +184,26 @@ class Follower:
     def redis_ok(self) -> bool | None:
         return self.status.ok
 
+    @property
+    def current(self) -> bool:
+        """The counts this process holds are Redis's now, give or take the last moment's
+        events: it surely holds the lease, Redis answers, and its reader has read everything
+        the streams held within a read's time. A process paused longer than the lease (a stop
+        signal, a long collection, a stalled VM) or one that does not read holds old ones."""
+        s = self.settings
+        within = s.block_ms / 1000 + s.read_pause + READER_SLACK
+        return (
+            self.leadership.holds()
+            and self.status.ok is True
+            and self.streams.caught_up_within(within)
+        )
+
     def snapshot(self, slug: str | None = None) -> LiveMessage | None:
         """Last known counts (no Redis read) for a page that just connected: every queue's for
-        an overview, or only ``slug``'s."""
+        an overview, or only ``slug``'s; None unless they are :attr:`current` (the page then
+        reads Redis)."""
+        if not self.current:
+            return None
         return self.counts.snapshot() if slug is None else self.counts.snapshot_of(slug)
 
     async def run(self) -> None:
@@ -248,11 +269,15 @@ class Follower:
         redis = get_client(self.connection)
         chores, leadership, watching = self.chores, self.leadership, self.watching
         if chores.renew_lease.due():
+            was_leader = leadership.leader
             became_leader = await leadership.renew(self.probe)
             await self._set_redis_ok(True)
             if became_leader:
                 log.info("live updates: this process now reads the event streams")
                 self._restart_streams()
+            elif was_leader and not leadership.leader:
+                log.info("live updates: another process reads the event streams now")
+                self.counts.forget_sent()
         if leadership.registry.changed or chores.publish_interest.due():
             await leadership.publish_interest(redis)
         if not self.leader:

@@ -38,15 +38,20 @@ class Lease:
         # Redis refuses writes (maxmemory): held without a written lease while nobody else
         # holds one, so that live updates go on; several readers at worst send twice.
         self.unwritten = False
+        # The last call kept the lease it already held; False when it took one afresh (after
+        # it had lapsed, another process may have read the streams meanwhile).
+        self.continued = False
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
 
     async def acquire_or_renew(self) -> bool:
         """True while we hold the lease; call it at least every ttl/3."""
+        was_held, lapsed = self.held, False
         try:
             if self.held and not self.unwritten:
                 renewed = await self._renew(keys=[self.key], args=[self.owner, self.ttl_ms])
                 self.held = bool(renewed)
+                lapsed = not renewed
             if not self.held or self.unwritten:
                 taken = await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms)
                 self.held = bool(taken) or (self.unwritten and await self._mine_or_free())
@@ -54,6 +59,7 @@ class Lease:
         except redis.exceptions.OutOfMemoryError:
             self.unwritten = True
             self.held = await self._mine_or_free()
+        self.continued = was_held and self.held and not lapsed
         return self.held
 
     async def _mine_or_free(self) -> bool:

@@ -102,7 +102,8 @@ BULLPEN = {
     # The fixtures replace this; a live server started by them gets it from the environment.
     "REDIS_URL": os.environ.get("BULLPEN_TEST_REDIS_URL", "redis://127.0.0.1:1/0"),
     "PREFIXES": [os.environ.get("BULLPEN_TEST_PREFIX", "bull")],
-    "DISCOVERY_INTERVAL": 0,
+    # Scanned afresh for every request, unless a test's server keeps the scan as a site does.
+    "DISCOVERY_INTERVAL": float(os.environ.get("BULLPEN_TEST_DISCOVERY_INTERVAL", "0")),
     "READ_ACCESS": "dashboard.access.anyone",
     "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},
     # Slower, smaller batches for the fault tests' servers (JSON).

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.conftest import LiveServer, Peer, start_bullpen, stop_bullpen
+from tests.conftest import LiveServer, Peer, http_get, start_bullpen, stop_bullpen
 from tests.redis_server import RedisServer
 
 LEASE_KEY = "bullpen:live:lease"
@@ -85,3 +85,90 @@ async def test_one_reader_and_takeover(
     await wait_for_waiting(sockets[survivor_index], "mail", 3)
     for socket in sockets:
         await socket.close()
+
+
+async def first_counts(socket: Any, queue: str, within: float = 20) -> dict[str, int]:
+    """The counts of ``queue`` in the first counts message that names it."""
+    deadline = time.monotonic() + within
+    while True:
+        raw = await asyncio.wait_for(socket.recv(), timeout=deadline - time.monotonic())
+        message = json.loads(raw)
+        for part in message["messages"] if message.get("type") == "batch" else [message]:
+            if part.get("type") == "counts":
+                for entry in part["queues"]:
+                    if entry["slug"] == queue:
+                        return dict(entry["counts"])
+
+
+async def test_a_paused_reader_hands_no_old_counts_to_pages(
+    two_servers: list[LiveServer], peer: Peer, redis_client: Any
+) -> None:
+    # The first server reads the streams and holds every queue's counts for its pages.
+    first, second = two_servers
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    watching_first = await watch_overview(first)
+    await wait_for_waiting(watching_first, "mail", 1)
+    assert owner_pid(redis_client) == first.process.pid
+    watching_second = await watch_overview(second)
+    await wait_for_waiting(watching_second, "mail", 1)
+
+    # It is paused for longer than its lease (a stop signal; a long collection or a stalled VM
+    # does the same): the other server takes the lease, and the queue fills meanwhile.
+    os.kill(first.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        while owner_pid(redis_client) != second.process.pid:
+            assert time.monotonic() - started < 15, "no process took over the live lease"
+            await asyncio.sleep(0.2)
+        await asyncio.to_thread(
+            peer, "add-bulk", "--queue", "mail", "--name", "b", "--count", "484"
+        )
+        await wait_for_waiting(watching_second, "mail", 485)
+    finally:
+        os.kill(first.process.pid, signal.SIGCONT)
+
+    # A page that connects (or reconnects) to the paused server as soon as it runs again gets
+    # Redis's counts, not the ones it held when it stopped.
+    page = await watch_overview(first)
+    assert (await first_counts(page, "mail")).get("waiting") == 485
+    for socket in (page, watching_first, watching_second):
+        await socket.close()
+
+
+@pytest.fixture
+def two_scanning_servers(redis_server: RedisServer, tmp_path: Path) -> Iterator[list[LiveServer]]:
+    """Two processes that keep their scan of the keyspace for 30 s, as a site does."""
+    env = {
+        "BULLPEN_TEST_CHANNEL_LAYER_URL": redis_server.url.replace("/0", "/1"),
+        "BULLPEN_TEST_DISCOVERY_INTERVAL": "30",
+    }
+    servers = [start_bullpen(redis_server.url, tmp_path / f"daphne-{i}.log", env) for i in (1, 2)]
+    yield servers
+    for server in servers:
+        stop_bullpen(server)
+
+
+async def listed_queues(server: LiveServer) -> list[str]:
+    status, body = await asyncio.to_thread(http_get, server.url + "/queues/api/queues/")
+    assert status == 200, body
+    return [queue["name"] for queue in json.loads(body)["queues"]]
+
+
+async def test_every_process_lists_a_queue_the_reader_saw_created(
+    two_scanning_servers: list[LiveServer], peer: Peer, redis_client: Any
+) -> None:
+    first, second = two_scanning_servers
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    overview = await watch_overview(first)  # the first process reads the streams
+    await wait_for_waiting(overview, "mail", 1)
+    assert owner_pid(redis_client) == first.process.pid
+    assert await listed_queues(second) == ["mail"]  # the second keeps this scan for 30 s
+
+    # Node writes a new queue: once the reader has seen it, the other process lists it too.
+    await asyncio.to_thread(peer, "add", "--queue", "fresh", "--name", "a", "--data", "{}")
+    await wait_for_waiting(overview, "fresh", 1)
+    seen = time.monotonic()
+    while "fresh" not in await listed_queues(second):
+        assert time.monotonic() - seen < 2, "the other process does not list the new queue"
+        await asyncio.sleep(0.1)
+    await overview.close()

@@ -85,7 +85,9 @@ class LiveCounts:
             self.uncertain.setdefault(ref, at)
 
     def restart(self) -> None:
-        """Forget the estimates' history: they start again from exact reads."""
+        """Forget the estimates' history and what was sent: they start again from exact
+        reads (another process may have read and sent meanwhile)."""
+        self.last_sent.clear()
         self.estimates.clear()
         self.moved.clear()
         self.uncertain.clear()

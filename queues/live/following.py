@@ -5,10 +5,13 @@ its counts read exactly: what came before is in the counts."""
 from __future__ import annotations
 
 import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
 
-from queues.discovery import Discovered, discovered_on, known
+from queues import seen_queues
+from queues.discovery import Discovered, add_seen, discovered_on, known
 from queues.keys import QueueRef
 from queues.live.counts import LiveCounts
+from queues.live.status import RedisStatus
 from queues.live.streams import StreamReader
 from queues.live.watching import Watching
 from queues.new_queues import NewQueueScanner
@@ -22,7 +25,9 @@ class QueueFollowing:
         watching: Watching,
         new_queues: NewQueueScanner,
         connection: str,
+        status: RedisStatus,
     ) -> None:
+        self.status = status  # where a refused write is said
         self.connection = connection  # the Redis whose queues are followed
         self.streams = streams
         self.counts = counts
@@ -49,6 +54,7 @@ class QueueFollowing:
                 continue
             if ref.connection == self.connection and await known(ref):
                 new.append(ref)
+        await self._note_created(redis, new)
         await self._follow(redis, new)
 
     async def newly_created(self, redis: aioredis.Redis) -> None:
@@ -56,7 +62,25 @@ class QueueFollowing:
         their counts reach the overviews, which add their rows."""
         seen = await self.new_queues.step(redis)
         following = set(self.streams.refs.values())
-        await self._follow(redis, [ref for ref in seen if ref not in following])
+        new = [ref for ref in seen if ref not in following]
+        await self._note_created(redis, new)
+        await self._follow(redis, new)
+
+    async def _note_created(self, redis: aioredis.Redis, refs: list[QueueRef]) -> None:
+        """Queues the scan has not listed yet are listed at once, in every process (the
+        overview's list and ``api/queues/``), before their counts reach the pages."""
+        if not refs:
+            return
+        listed = set((await discovered_on(self.connection)).queues)
+        created = [ref for ref in refs if ref not in listed]
+        if not created:
+            return
+        add_seen(self.connection, created)
+        try:
+            await seen_queues.note(redis, self.connection, created)
+            self.status.accepted("new queues")
+        except ResponseError as error:  # a refused write: this process lists them still
+            self.status.refused("new queues", error)
 
     async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         await self.streams.follow(redis, new)

@@ -10,6 +10,8 @@ on, and its owner token names the process in the interest hash.
 from __future__ import annotations
 
 import contextlib
+import math
+import time
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -35,6 +37,9 @@ class Leadership:
         self.lease_ttl_ms = lease_ttl_ms
         self.status = status
         self.leader = False
+        # When the lease was last confirmed ours (monotonic, taken before asking): it is surely
+        # still ours for lease_ttl_ms after that, whatever paused this process meanwhile.
+        self.confirmed_at = -math.inf
         self._lease: Lease | None = None
 
     def _lease_on(self, redis: aioredis.Redis) -> Lease:
@@ -43,17 +48,27 @@ class Leadership:
         return self._lease
 
     async def renew(self, redis: aioredis.Redis) -> bool:
-        """Take or keep the lease; True when this process has just become the reader."""
+        """Take or keep the lease; True when this process has just become the reader, or
+        took the lease again after it had lapsed (another process may have read meanwhile)."""
         lease = self._lease_on(redis)
         was_leader = self.leader
+        asked_at = time.monotonic()
         self.leader = await lease.acquire_or_renew()
+        if self.leader:
+            self.confirmed_at = asked_at
         if lease.unwritten:
             self.status.refused(
                 "lease", "Redis refuses writes; reading while no other reader is known"
             )
         else:
             self.status.accepted("lease")
-        return self.leader and not was_leader
+        return self.leader and not (was_leader and lease.continued)
+
+    def holds(self) -> bool:
+        """The lease is surely this process's now: it was confirmed less than its time to
+        live ago (``leader`` alone stays true through a pause longer than that, until the
+        next renewal)."""
+        return self.leader and time.monotonic() - self.confirmed_at < self.lease_ttl_ms / 1000
 
     async def publish_interest(self, redis: aioredis.Redis) -> None:
         """What this process's pages watch; refused under maxmemory, when only this

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +27,7 @@ from queues.keys import QueueRef
 from queues.live.status import REDIS_ERRORS
 
 CLUSTER_POLL_S = 0.5
+READ_COUNT = 1000  # entries of one stream one read returns at most
 
 TakeEvent = Callable[[QueueRef, QueueEvent], None]
 ReadFailed = Callable[[str], Awaitable[None]]
@@ -38,7 +41,14 @@ class StreamReader:
         self.read_pause = read_pause
         self.refs: dict[str, QueueRef] = {}  # events stream key → queue
         self.last_ids: dict[str, str] = {}
+        # When a read last returned everything the streams held (monotonic): the counts were
+        # as current as the events then.
+        self.caught_up_at = -math.inf
         self._client: aioredis.Redis | None = None
+
+    def caught_up_within(self, seconds: float) -> bool:
+        """A read returned everything the streams held less than ``seconds`` ago."""
+        return time.monotonic() - self.caught_up_at < seconds
 
     def follows(self, ref: QueueRef) -> bool:
         return ref.key("events") in self.refs
@@ -61,6 +71,7 @@ class StreamReader:
         """Follow nothing until told again (the streams are then read from their ends)."""
         self.refs.clear()
         self.last_ids.clear()
+        self.caught_up_at = -math.inf
 
     async def read_forever(
         self, may_read: Callable[[], bool], take: TakeEvent, failed: ReadFailed, wake: asyncio.Event
@@ -78,19 +89,24 @@ class StreamReader:
                     self._client = new_client(
                         blocking=True, connection=self.connection, retries=False
                     )
+                asked_at = time.monotonic()
                 reply = await self._read(self._client)
             except REDIS_ERRORS as error:
                 await self.reset()
                 await failed(str(error))
                 await asyncio.sleep(1)
                 continue
+            whole = True
             for stream_key, entries in reply or []:
+                whole = whole and len(entries) < READ_COUNT  # else more are waiting
                 ref = self.refs.get(stream_key)
                 if ref is None:
                     continue
                 for stream_id, fields in entries:
                     self.last_ids[stream_key] = stream_id
                     take(ref, parse_entry(stream_id, fields))
+            if whole:
+                self.caught_up_at = asked_at
             if reply:
                 wake.set()
                 await asyncio.sleep(self.read_pause)
@@ -99,10 +115,10 @@ class StreamReader:
         by_slot = _by_slot(list(self.refs)) if is_cluster(client) else None
         if by_slot is None or len(by_slot) == 1:
             streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
-            return list(await client.xread(streams, count=1000, block=self.block_ms) or [])
+            return list(await client.xread(streams, count=READ_COUNT, block=self.block_ms) or [])
         async with client.pipeline(transaction=False) as pipe:
             for keys in by_slot.values():
-                pipe.xread({key: self.last_ids.get(key, "$") for key in keys}, count=1000)
+                pipe.xread({key: self.last_ids.get(key, "$") for key in keys}, count=READ_COUNT)
             replies = await pipe.execute()
         found = [entry for reply in replies for entry in (reply or [])]
         if not found:

@@ -7,13 +7,18 @@
 
   var socket = null;
   var retry = 0;
-  var redisState = "ok";
+  // "ok" or "down" as the server last said; "unknown" until it has said (its reader may not
+  // have reached Redis yet) and while the socket is closed: only "ok" lets the pill say live.
+  var redisState = "unknown";
   var recovering = null;
   // The reader of BullMQ's events beats every 2 s to pages that heard nothing else lately; a
   // page that has heard neither a beat nor an update for this long says its figures may be
   // stale instead of saying "live".
   var STALE_AFTER_MS = 7000;
   var lastBeat = 0;
+  // Messages that come from the reader of the event streams (a list read for this page, a bulk
+  // action's progress or a refusal say nothing about the reader).
+  var READER_SAYS = { batch: true, counts: true, rows: true, progress: true, job: true, logs: true };
   var stale = false;
   // Closed by the server because its user may no longer read: the page stays as it is and
   // says so (the server's words) until someone signs in and loads it again.
@@ -97,6 +102,7 @@
     };
     socket.onclose = function (event) {
       socket = null;
+      redisState = "unknown";
       if (signedOut || event.code === SIGNED_OUT) {
         if (!signedOut) showSignedOut(event.reason || say("signed_out", "signed out"));
         return;
@@ -182,7 +188,16 @@
       else if (message.redis === "ok" && wasDown) subscribe(true);  // read again what was missed
       return;
     }
-    if (!stale) lastBeat = Date.now();  // updates flow: as good as a beat (a stale page waits for one)
+    if (READER_SAYS[message.type] && redisState === "ok") {
+      // The reader's updates prove it reads as its beat does (it beats only to pages it sent
+      // nothing lately): a stale page is live again, and reads again what it may have missed.
+      lastBeat = Date.now();
+      if (stale) {
+        stale = false;
+        markStale(false, "");
+        subscribe(true);
+      }
+    }
     if (redisState === "ok" && !stale) {
       var downNames = Object.keys(connectionsDown);
       if (downNames.length) setStatus("partial", say("connections_down", "live · {names} unreachable", { names: downNames.join(", ") }));
@@ -401,17 +416,49 @@
     }
   }
 
-  function refreshList() {
+  // Groups that were open when the list was asked for again: opened again in the fresh list.
+  var reopenGroups = [];
+
+  // Lists asked for again in a row that still did not hold every queue heard of: another
+  // server process may list a new queue a moment later than the reader's, so a few more tries.
+  var refreshTries = 0;
+  var REFRESH_TRIES = 4;
+
+  function refreshList(delay) {
     // Queues created since the list was rendered: the list again, as the server renders it
-    // now (it knows where they belong in this filter, order and page). Opened groups stay.
+    // now (it knows where they belong in this filter, order, page and group).
     if (refreshTimer || !window.htmx) return;
     refreshTimer = setTimeout(function () {
       refreshTimer = null;
       var list = listEl();
-      if (!list || list.querySelector("tbody.group:not(.collapsed)")) return;
+      if (!list) return;
+      reopenGroups = Array.prototype.map.call(list.querySelectorAll("tbody.group:not(.collapsed)"), function (group) {
+        return group.dataset.group;
+      });
       window.htmx.ajax("GET", location.pathname + location.search, { target: "#overview-list", swap: "outerHTML" });
-    }, 300);
+    }, delay || 300);
   }
+
+  // An opened group's rows come from the server as a click loads them (its toggle's hx-get).
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || target.id !== "overview-list") return;
+    var state = overviewState(), list = listEl();
+    if (state && list && state.size > (Number(list.dataset.total) || 0) && refreshTries < REFRESH_TRIES) {
+      refreshTries += 1;
+      refreshList(700 * refreshTries);
+    } else {
+      refreshTries = 0;
+    }
+    if (!reopenGroups.length) return;
+    var keys = reopenGroups;
+    reopenGroups = [];
+    keys.forEach(function (key) {
+      var group = document.querySelector('#overview-list tbody.group.collapsed[data-group="' + CSS.escape(key) + '"]');
+      var toggle = group && group.querySelector(".group-toggle");
+      if (toggle) toggle.click();
+    });
+  });
 
   // ---- the queue page's list ------------------------------------------------------------------
   var INSERT_AT_TOP = { waiting: true, active: true, completed: true, failed: true };
