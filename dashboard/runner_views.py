@@ -1,4 +1,5 @@
-"""What the worker runner adds to the dashboard: job schedulers and dead-letter replay."""
+"""What the worker runner adds to the dashboard: job schedulers, dead-letter replay, and
+dropping the dead letters whose original completed since."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.shortcuts import render
 from dashboard.actions_api import queue_ref
 from dashboard.guards import api_view, mutation_view, page_view
 from dashboard.viewer import can_act_on, kind_on_queue
+from queues.actions.dead_letter_drop import drop_completed_dead_letters
 from queues.actions.dead_letter_replay import replay_dead_letter
 from queues.actions.result import ActionResult
 from queues.dead_letters import dead_letter_ref
@@ -42,3 +44,11 @@ async def replay(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
         raise BadParameter("Only jobs of the dead-letter queue can be replayed")
     replayed = await replay_dead_letter(job_id, dead_letters=ref)
     return ActionResult("replay", ref.slug, [job_id], 1, replayed.as_json())
+
+
+@mutation_view("drop-completed-dead-letters")
+async def drop_completed(request: HttpRequest, queue: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    if ref != dead_letter_ref(ref.connection):
+        raise BadParameter("Only the dead-letter queue holds dead letters")
+    return await drop_completed_dead_letters(ref)
