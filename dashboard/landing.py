@@ -174,6 +174,12 @@ def confirmation(result: ActionResult) -> str:
         return _with_skipped(text % {"count": count}, detail)
     if action in ("group-pause", "group-resume", "group-retry"):
         return _group_done(result)
+    if action == "drop-completed-dead-letters":
+        return ngettext(
+            "%(count)s dead letter dropped: its original completed",
+            "%(count)s dead letters dropped: their originals completed",
+            count,
+        ) % {"count": count}
     if action == "replay":
         return gettext("Dead letter %(job)s replayed: job %(new)s of %(queue)s %(how)s") % {
             "job": job,

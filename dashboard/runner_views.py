@@ -1,4 +1,5 @@
-"""What the worker runner adds to the dashboard: job schedulers and dead-letter replay."""
+"""What the worker runner adds to the dashboard: job schedulers, dead-letter replay, and
+dropping the dead letters whose original completed since."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dashboard import queue_access
 from dashboard.actions_api import queue_ref
 from dashboard.guards import HiddenQueue, api_view, mutation_view, page_view
 from dashboard.viewer import can_act_on, kind_on_queue
+from queues.actions.dead_letter_drop import drop_completed_dead_letters
 from queues.actions.dead_letter_replay import ReplayRefused, replay_dead_letter
 from queues.actions.result import ActionResult
 from queues.dead_letters import dead_letter_ref
@@ -62,3 +64,11 @@ async def replay(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
         1,
         {**replayed.as_json(), "deadLetterQueue": ref.slug},
     )
+
+
+@mutation_view("drop-completed-dead-letters")
+async def drop_completed(request: HttpRequest, queue: str) -> ActionResult:
+    ref = await queue_ref(queue)
+    if ref != dead_letter_ref(ref.connection):
+        raise BadParameter("Only the dead-letter queue holds dead letters")
+    return await drop_completed_dead_letters(ref)

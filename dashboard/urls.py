@@ -90,6 +90,11 @@ urlpatterns = [
         name="run-scheduler",
     ),
     path(f"{JOB}replay/", runner_views.replay, name="replay"),
+    path(
+        "api/queues/<bullpen_name:queue>/dead-letters/drop-completed/",
+        runner_views.drop_completed,
+        name="drop-completed-dead-letters",
+    ),
     path(f"{JOB}flow/", flow_views.flow_api, name="api-flow"),
     path(
         "q/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/flow/",

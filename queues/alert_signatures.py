@@ -9,8 +9,9 @@ it).
 
 A failed job's signature does not change while it stays failed at the same time, so signatures
 are remembered by job and failure time: once the ids are read (one round trip for every queue),
-only the hashes of failures not seen before are read, 500 a call, their stack traces cut to a
-kilobyte inside Redis. And a queue's answer is reused for up to ``REUSE_S`` seconds while its
+only the hashes of failures not seen before are read, 500 a call, as the failure groups read
+them (only pieces of the last attempt's stack trace leave Redis). And a queue's answer is
+reused for up to ``REUSE_S`` seconds while its
 failure counts (read anyway by the overview, api/alerts/, /metrics) have not moved: pages that
 load often cost no read at all.
 """
@@ -24,15 +25,13 @@ from typing import Any
 
 from queues import fastpipe, per_connection
 from queues.connection import get_client
-from queues.failure_groups import signature
+from queues.failure_groups import read_failures, signature_of
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import read_capped_fields
 
 RECENT = 200
 BEFORE = 1000
 _CHUNK = 500
-_FIELDS = ("failedReason", "stacktrace")
 _SCORED = ("WITHSCORES", "LIMIT")
 # Signatures remembered per (queue, job id, failure time in ms); the least used are forgotten
 # first. About 200 bytes each: 10 MB at most.
@@ -133,9 +132,8 @@ async def _learn_on(redis: Any, unknown: list[tuple[QueueRef, str, int]]) -> Non
     for start in range(0, len(unknown), _CHUNK):
         chunk = unknown[start : start + _CHUNK]
         keys = [ref.job_key(job_id) for ref, job_id, _ in chunk]
-        rows, _ = await read_capped_fields(redis, keys, 1024, _FIELDS)
-        for entry, (values, _cut) in zip(chunk, rows, strict=True):
-            if not values or all(value is None for value in values):
+        read = await read_failures(redis, keys)
+        for entry, failure in zip(chunk, read, strict=True):
+            if failure is None:
                 continue  # removed since its id was read
-            reason, stack = values
-            _known[entry] = signature(reason, stack)
+            _known[entry] = signature_of(*failure)

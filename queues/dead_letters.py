@@ -1,6 +1,9 @@
 """Which queue holds dead letters, and how to read one: the dashboard reads them, the worker
 runner (queues/runner/dead_letter.py) writes them, queues/actions/dead_letter_replay.py sends
-them back.
+them back, queues/actions/dead_letter_drop.py drops those whose original completed since.
+
+A dead letter stays while its original job moves on (replayed, or retried by hand in its own
+queue, it may complete): each dead letter is shown with its original's current state.
 
 A dead letter's data is an envelope around the job that failed for good: ``{"queue",
 "prefix", "jobId", "name", "failedReason", "attemptsMade", "failedAt", "worker",
@@ -10,11 +13,11 @@ A dead letter's data is an envelope around the job that failed for good: ``{"que
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from queues import connections
+from queues import connections, fastpipe
 from queues.conf import DEFAULTS, default_prefix, get_config
 from queues.connection import get_client
 from queues.discovery import known
@@ -123,6 +126,87 @@ class Original:
     slug: str | None  # None: not a queue this dashboard reads (another prefix)
     queue_exists: bool
     job_exists: bool
+    # The original job's state now ("completed", "failed", ..., "removed"); None: not read.
+    state: str | None = None
+
+
+def original_ref(envelope: dict[str, Any], connection: str | None = None) -> QueueRef | None:
+    """The original job's queue (on the dead-letter queue's ``connection``); None when it is
+    under a prefix this dashboard does not read."""
+    prefix = envelope.get("prefix") or default_prefix()
+    ref = QueueRef(str(prefix), str(envelope["queue"]), connection or connections.default_name())
+    try:
+        QueueRef.from_slug(ref.slug)
+    except QueueNotFound:
+        return None
+    return ref if ref.name else None
+
+
+# The sorted sets a job's state is read from, in BullMQ's getState order; then the lists.
+_ZSET_STATES = ("completed", "failed", "delayed", "prioritized", "waiting-children")
+_LIST_STATES = (("active", "active"), ("wait", "waiting"), ("paused", "waiting"))
+
+
+async def original_states(
+    dead_letters: QueueRef, envelopes: Sequence[dict[str, Any] | None]
+) -> list[str | None]:
+    """The current state of each envelope's original job (None: no envelope, or a queue this
+    dashboard does not read), read on the dead-letter queue's connection in one round trip
+    (and one more for originals in no sorted set, which are looked for in the lists)."""
+    refs = [
+        original_ref(envelope, dead_letters.connection) if envelope else None
+        for envelope in envelopes
+    ]
+    asked = [
+        (index, ref, str(envelope["jobId"]))
+        for index, (ref, envelope) in enumerate(zip(refs, envelopes, strict=True))
+        if ref is not None and envelope is not None
+    ]
+    states: list[str | None] = [None] * len(envelopes)
+    if not asked:
+        return states
+    per = 1 + len(_ZSET_STATES)
+    commands: list[fastpipe.Command] = []
+    for _, ref, job_id in asked:
+        commands.append(("EXISTS", ref.job_key(job_id)))
+        commands.extend(("ZSCORE", ref.key(state), job_id) for state in _ZSET_STATES)
+    redis = get_client(dead_letters.connection)
+    async with translate_redis_errors():
+        replies = await fastpipe.execute(redis, commands)
+        in_lists = []
+        for number, (index, ref, job_id) in enumerate(asked):
+            exists, *scores = replies[number * per : (number + 1) * per]
+            if exists != 1:
+                states[index] = "removed"
+                continue
+            found = next(
+                (state for state, score in zip(_ZSET_STATES, scores, strict=True) if _is(score)),
+                None,
+            )
+            if found is None:
+                in_lists.append((index, ref, job_id))
+            states[index] = found
+        if in_lists:
+            positions = await fastpipe.execute(
+                redis,
+                [
+                    ("LPOS", ref.key(suffix), job_id)
+                    for _, ref, job_id in in_lists
+                    for suffix, _ in _LIST_STATES
+                ],
+            )
+            width = len(_LIST_STATES)
+            for number, (index, _, _) in enumerate(in_lists):
+                row = positions[number * width : (number + 1) * width]
+                states[index] = next(
+                    (name for (_, name), pos in zip(_LIST_STATES, row, strict=True) if _is(pos)),
+                    "unknown",
+                )
+    return states
+
+
+def _is(reply: Any) -> bool:
+    return reply is not None and not isinstance(reply, Exception)
 
 
 async def original_of(envelope: dict[str, Any], connection: str | None = None) -> Original:
@@ -130,18 +214,12 @@ async def original_of(envelope: dict[str, Any], connection: str | None = None) -
     the default one)."""
     queue = str(envelope["queue"])
     job_id = str(envelope["jobId"])
-    prefix = envelope.get("prefix") or default_prefix()
-    ref = QueueRef(str(prefix), queue, connection or connections.default_name())
-    slug: str | None = ref.slug
-    try:
-        QueueRef.from_slug(ref.slug)
-    except QueueNotFound:  # under a prefix this dashboard does not read
-        slug = None
-    if slug is None or not queue:
+    ref = original_ref(envelope, connection)
+    if ref is None:
         return Original(queue, job_id, None, False, False)
     async with translate_redis_errors():
         queue_exists = await known(ref)
-        job_exists = queue_exists and bool(
-            await get_client(ref.connection).exists(ref.job_key(job_id))
-        )
-    return Original(queue, job_id, slug, queue_exists, job_exists)
+    if not queue_exists:
+        return Original(queue, job_id, ref.slug, False, False, "removed")
+    (state,) = await original_states(dead_letter_ref(ref.connection), [envelope])
+    return Original(queue, job_id, ref.slug, True, state != "removed", state)

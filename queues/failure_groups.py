@@ -1,8 +1,10 @@
 """Failed jobs grouped by what went wrong: the failed reason with ids, numbers and hex made
-generic, plus the top stack frame.
+generic, plus the innermost application frame of the last attempt (stack_frames.py).
 
 Reads the newest ``budget`` failed jobs (default 10,000), 500 per Redis call so that no call
-blocks Redis for long, with stack traces cut to their first kilobyte inside Redis.
+blocks Redis for long. Inside Redis, reasons are cut to a kilobyte and only a few pieces of the
+last attempt's stack trace are sent (lua/read_failures.lua), however many attempts and however
+long the trace: a job's group does not change when it is retried.
 """
 
 from __future__ import annotations
@@ -19,22 +21,24 @@ from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import BadParameter, QueueNotFound
 from queues.failure_trends import Trend, record_and_read
-from queues.jsontext import loads_shown
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
-from queues.scripts import read_capped_fields
+from queues.scripts import per_key
+from queues.stack_frames import innermost, last_attempt, unescape
 
 _CHUNK = 500
 # A caller's own budget: up to this many failed jobs read (about 1 KB each).
 MAX_BUDGET = 100_000
-_FIELDS = ("failedReason", "stacktrace", "name")
+# Per job: its failed reason up to this many bytes, pieces of its last attempt's stack trace
+# up to PIECE bytes each, the last attempt looked for within REACH bytes of the trace's end.
+REASON_CAP = 1024
+PIECE = 4096
+REACH = 256 * 1024
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HEX = re.compile(r"\b(?:0x)?[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b0x[0-9a-f]+\b", re.I)
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _QUOTED = re.compile(r"(['\"]).{0,200}?\1")
-_JS_FRAME = re.compile(r"\n\s+at ([^\n]+)")
-_PY_FRAME = re.compile(r'File "([^"]+)", line \d+, in ([^\n]+)')
 
 
 def normalise(text: str) -> str:
@@ -46,26 +50,40 @@ def normalise(text: str) -> str:
 
 
 def top_frame(stacktrace_text: str | None) -> str:
-    """The innermost frame we can see of the first recorded attempt (the text may be cut)."""
-    if not stacktrace_text:
-        return ""
-    try:
-        decoded = loads_shown(stacktrace_text)
-        text = decoded[-1] if isinstance(decoded, list) and decoded else str(decoded)
-    except ValueError:  # cut by the size cap: read the escaped text as it is
-        text = stacktrace_text.encode().decode("unicode_escape", "replace")
-    frames = _PY_FRAME.findall(text)
-    if frames:
-        path, function = frames[-1]
-        return f"{path.rsplit('/', 1)[-1]} in {function.strip()}"
-    js = _JS_FRAME.search(text)
-    return normalise(js.group(1)) if js else ""
+    """The frame a whole ``stacktrace`` field is named after (see :func:`frame_of`)."""
+    return frame_of([last_attempt(stacktrace_text)])
+
+
+def frame_of(pieces: list[str]) -> str:
+    """The innermost application frame of the last attempt whose text is ``pieces``, made
+    generic."""
+    frame, node = innermost(pieces)
+    return normalise(frame) if node else frame
 
 
 def signature(reason: str | None, stacktrace_text: str | None) -> str:
+    """The signature of a failure whose whole ``stacktrace`` field is at hand."""
+    return signature_of(reason, [last_attempt(stacktrace_text)])
+
+
+def signature_of(reason: str | None, pieces: list[str]) -> str:
     head = normalise(reason or "(no failed reason)")[:300]
-    frame = top_frame(stacktrace_text)
+    frame = frame_of(pieces)
     return f"{head} @ {frame}" if frame else head
+
+
+async def read_failures(redis: Any, keys: list[str]) -> list[tuple[str | None, list[str]] | None]:
+    """Per job hash key: (its failed reason, the decoded pieces of its last attempt's stack
+    trace), or None for a job that is gone. One round trip, bounded in Redis and on the wire."""
+    rows, _ = await per_key(redis, "read_failures", keys, [REASON_CAP, PIECE, REACH])
+    read: list[tuple[str | None, list[str]] | None] = []
+    for row in rows:
+        if not row:
+            read.append(None)
+            continue
+        reason, *pieces = row
+        read.append((reason, [unescape(piece) for piece in pieces if piece]))
+    return read
 
 
 @dataclass
@@ -150,12 +168,12 @@ async def failure_groups(ref: QueueRef, budget: int | None = None) -> GroupRepor
         for start in range(0, len(scored), _CHUNK):
             chunk = scored[start : start + _CHUNK]
             keys = [ref.job_key(job_id) for job_id, _ in chunk]
-            reply_rows, _ = await read_capped_fields(redis, keys, 1024, _FIELDS)
-            for (job_id, finished), (values, _cut) in zip(chunk, reply_rows, strict=True):
-                if not values or all(value is None for value in values):
+            read = await read_failures(redis, keys)
+            for (job_id, finished), failure in zip(chunk, read, strict=True):
+                if failure is None:
                     continue  # removed since its id was read
-                reason, stack, _name = values
-                key = signature(reason, stack)
+                reason, pieces = failure
+                key = signature_of(reason, pieces)
                 group = groups.get(key)
                 if group is None:
                     head, _, frame = key.partition(" @ ")

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from queues import fastpipe
 from queues.conf import get_config
 from queues.connection import get_client
+from queues.dead_letters import dead_letter_ref, original_states, read_envelope
 from queues.discovery import known
 from queues.errors import BadParameter, QueueDataError, QueueNotFound
 from queues.fastpipe import Command
@@ -101,7 +102,8 @@ ROW_FIELDS = (
 
 async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
     """Rows for ``job_ids`` (ROW_FIELDS, values over ``cap`` bytes cut, and ``dueAt``) in one
-    round trip. Jobs removed since their id was read are left out."""
+    round trip. Jobs removed since their id was read are left out. Rows of the dead-letter
+    queue also carry ``originalState``, their original job's state now (one more round trip)."""
     if not job_ids:
         return []
     redis = get_client(ref.connection)
@@ -109,7 +111,7 @@ async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[s
     delayed = ref.key("delayed")
     scores = [("ZSCORE", delayed, job_id) for job_id in job_ids]
     replies, due_scores = await read_capped_fields(redis, keys, cap, ROW_FIELDS, scores)
-    jobs = []
+    jobs: list[dict[str, Any]] = []
     for job_id, (values, cut_flat), score in zip(job_ids, replies, due_scores, strict=False):
         if cut_flat and cut_flat[0] == 0:
             jobs.append(
@@ -131,6 +133,10 @@ async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[s
         del row["stacktrace"]
         row["dueAt"] = due_at_ms(score)
         jobs.append(row)
+    if jobs and ref == dead_letter_ref(ref.connection):
+        states = await original_states(ref, [read_envelope(job.get("data")) for job in jobs])
+        for job, state in zip(jobs, states, strict=True):
+            job["originalState"] = state
     return jobs
 
 

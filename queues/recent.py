@@ -1,4 +1,8 @@
-"""Jobs finished in a recent window, counted from the finished sets' scores (finishedOn)."""
+"""Jobs finished in a recent window, counted from the finished sets' scores (finishedOn).
+
+A window of whole minutes ending with the current one, as the throughput series count it
+(queues/throughput.py): the figures of one page agree.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,16 @@ import time
 from queues import per_connection
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
+from queues.throughput import window_start
 
 
 async def finished_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dict[str, int]]:
-    """Completed and failed jobs per queue over the last ``seconds`` (one round trip). Counts
-    only what the queue keeps: removeOnComplete / removeOnFail trim these sets."""
+    """Completed and failed jobs per queue over the last ``seconds`` (in whole minutes: the
+    current one and those before it), in one round trip. Counts only what the queue keeps:
+    removeOnComplete / removeOnFail trim these sets."""
     if not refs:
         return {}
-    since = int(time.time() * 1000) - seconds * 1000
+    since = _since(seconds)
     commands = []
     for ref in refs:
         commands.append(("ZCOUNT", ref.key("completed"), since, "+inf"))
@@ -36,7 +42,7 @@ async def failed_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dic
     (``{"failed": n}``), without the completed ones: what alerts need, at one read a queue."""
     if not refs:
         return {}
-    since = int(time.time() * 1000) - seconds * 1000
+    since = _since(seconds)
     commands = [("ZCOUNT", ref.key("failed"), since, "+inf") for ref in refs]
     async with translate_redis_errors():
         replies = await per_connection.execute_for(refs, commands)
@@ -44,3 +50,7 @@ async def failed_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dic
         ref: {"failed": reply if isinstance(reply, int) else 0}
         for ref, reply in zip(refs, replies, strict=True)
     }
+
+
+def _since(seconds: int) -> int:
+    return window_start(int(time.time() * 1000), max(1, seconds // 60))

@@ -5,11 +5,15 @@ score: its next run in ms) plus one hash per scheduler, ``<prefix>:<queue>:repea
 (``name``, ``pattern`` or ``every``, ``tz``, ``ic`` the iteration count, ``data``, ``opts``...).
 Two round trips whatever the count; the next to run first. Members without a hash are legacy
 repeatable jobs (``name:id:endDate:tz:pattern`` keys of BullMQ < 5.16), decoded from the key.
+
+A scheduler's next run moves on only when a worker takes its job: one whose next run has passed
+is ``due``, its job waiting for a worker (its "next run" is not in the past).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from bullmq.job import optsFromJSON
@@ -45,8 +49,8 @@ def _template_opts(value: str | None) -> Any:
     return optsFromJSON(opts) if isinstance(opts, dict) else opts
 
 
-def _scheduler(member: str, score: float, fields: dict[str, str]) -> dict[str, Any]:
-    base: dict[str, Any] = {"id": member, "next": int(score)}
+def _scheduler(member: str, score: float, fields: dict[str, str], now_ms: int) -> dict[str, Any]:
+    base: dict[str, Any] = {"id": member, "next": int(score), "due": int(score) <= now_ms}
     if fields:
         template = {"data": _json(fields.get("data")), "opts": _template_opts(fields.get("opts"))}
         # The data every run starts from: masked as a job's data is.
@@ -96,7 +100,8 @@ async def list_schedulers(ref: QueueRef, limit: int = MAX_SCHEDULERS) -> list[di
             for member, _score in entries:
                 pipe.hgetall(f"{repeat}:{member}")
             hashes = await pipe.execute()
+    now_ms = int(time.time() * 1000)
     return [
-        _scheduler(str(member), float(score), fields or {})
+        _scheduler(str(member), float(score), fields or {}, now_ms)
         for (member, score), fields in zip(entries, hashes, strict=True)
     ]

@@ -47,17 +47,29 @@ async def read_capped_fields(
     """``fields`` of each job hash in ``keys``, values over ``cap`` bytes cut inside Redis
     (lua/read_jobs.lua), in one round trip parsed in one pass. Per key: (values, cut list).
     The replies to the commands in ``also`` come second, from the same round trip."""
-    reader = script(redis, "read_jobs")
+    return await per_key(redis, "read_jobs", keys, [cap, *fields], also)
+
+
+async def per_key(
+    redis: aioredis.Redis,
+    name: str,
+    keys: list[str],
+    args: Sequence[Any],
+    also: Sequence[fastpipe.Command] = (),
+) -> tuple[list[Any], list[Any]]:
+    """Run Bullpen's script ``name``, which answers one row per key, over ``keys`` in one round
+    trip: (the rows in the order of ``keys``, the replies to the commands in ``also``)."""
+    reader = script(redis, name)
     if is_cluster(redis):
-        return await _read_capped_by_slot(redis, reader.sha, keys, cap, fields, also)
-    command = ("EVALSHA", reader.sha, len(keys), *keys, cap, *fields)
+        return await _per_key_by_slot(redis, reader.sha, keys, args, also)
+    command = ("EVALSHA", reader.sha, len(keys), *keys, *args)
     replies, *more = await fastpipe.execute(redis, [command, *also])
     if is_noscript(replies):
         await redis.script_load(reader.script)
         replies, *more = await fastpipe.execute(redis, [command, *also])
     if isinstance(replies, Exception):
         raise replies
-    rows: list[tuple[list[str | None], list[Any]]] = replies
+    rows: list[Any] = replies
     return rows, more
 
 
@@ -81,21 +93,20 @@ async def queue_script(
         await bound(keys=keys, args=args, client=pipe)
 
 
-async def _read_capped_by_slot(
+async def _per_key_by_slot(
     redis: aioredis.Redis,
     sha: str,
     keys: list[str],
-    cap: int,
-    fields: tuple[str, ...],
+    args: Sequence[Any],
     also: Sequence[fastpipe.Command],
-) -> tuple[list[tuple[list[str | None], list[Any]]], list[Any]]:
-    """:func:`read_capped_fields` on a cluster, where a script may only name keys of one slot:
-    one call per slot, in one pipeline, the rows put back in the order of ``keys``."""
+) -> tuple[list[Any], list[Any]]:
+    """:func:`per_key` on a cluster, where a script may only name keys of one slot: one call
+    per slot, in one pipeline, the rows put back in the order of ``keys``."""
     by_slot: dict[int, list[int]] = {}
     for index, key in enumerate(keys):
         by_slot.setdefault(key_slot(key.encode()), []).append(index)
     commands: list[fastpipe.Command] = [
-        ("EVALSHA", sha, len(indexes), *(keys[i] for i in indexes), cap, *fields)
+        ("EVALSHA", sha, len(indexes), *(keys[i] for i in indexes), *args)
         for indexes in by_slot.values()
     ]
     replies = await fastpipe.execute(redis, [*commands, *also])

@@ -1,8 +1,14 @@
-"""Completed and failed jobs per minute for a queue, over the last hour or day.
+"""Completed and failed jobs per minute for a queue, over the last hour or day: the current
+minute and the 59 (or 1,439) before it, the window every "last hour" figure uses
+(:func:`window_start`).
 
-From BullMQ's own metrics lists (``<queue>:metrics:completed:data`` / ``failed:data``, one count
-per minute, newest first) when workers run with the ``metrics`` option; otherwise from Bullpen's
-own samples of the event streams (queues/sampler.py).
+From BullMQ's own metrics when workers run with the ``metrics`` option; otherwise from
+Bullpen's own samples of the event streams (queues/sampler.py). BullMQ keeps, per kind
+(``<queue>:metrics:completed`` / ``failed``), a hash and a list. The list holds one count per
+closed minute, newest first; a minute closes only when a job of that kind finishes in a later
+minute, so its newest point is the minute before the hash's ``prevTS``. The hash holds the open
+minute: the minute of ``prevTS``, with ``count - prevCount`` jobs so far. Each kind closes its
+minutes on its own clock, so each list is placed by its own hash.
 """
 
 from __future__ import annotations
@@ -18,6 +24,13 @@ from queues.redis_errors import translate_redis_errors
 from queues.sampler import MINUTE_MS, stats_key
 
 WINDOWS = {"hour": 60, "day": 1440}
+_META = ("prevTS", "count", "prevCount")
+
+
+def window_start(now_ms: int, minutes: int) -> int:
+    """The first millisecond of a window of ``minutes`` whole minutes ending with the current
+    one: what the throughput series, the failed-in-the-last-hour alert and the metrics count."""
+    return now_ms - now_ms % MINUTE_MS - MINUTE_MS * (minutes - 1)
 
 
 def _ints(values: list[Any]) -> list[int]:
@@ -32,11 +45,27 @@ def _ints(values: list[Any]) -> list[int]:
 
 def _commands(ref: QueueRef, minutes: int) -> list[Command]:
     return [
-        ("HGET", ref.key("metrics:completed"), "prevTS"),
+        ("HMGET", ref.key("metrics:completed"), *_META),
         ("LRANGE", ref.key("metrics:completed:data"), 0, minutes - 1),
+        ("HMGET", ref.key("metrics:failed"), *_META),
         ("LRANGE", ref.key("metrics:failed:data"), 0, minutes - 1),
         ("LRANGE", stats_key(ref), 0, minutes - 1),
     ]
+
+
+def bullmq_minutes(meta: Any, data: Any) -> dict[int, int]:
+    """Jobs per minute start (ms) of one kind from BullMQ's metrics hash (``prevTS``, ``count``,
+    ``prevCount``) and list: the open minute included. Empty when BullMQ recorded none."""
+    fields = meta if isinstance(meta, list) and len(meta) == len(_META) else [None] * 3
+    prev_ts, count, prev_count = _ints(fields)
+    if prev_ts <= 0:
+        return {}
+    open_minute = prev_ts - prev_ts % MINUTE_MS
+    minutes = {open_minute: max(0, count - prev_count)}
+    for index, closed in enumerate(_ints(data if isinstance(data, list) else [])):
+        minute = open_minute - (index + 1) * MINUTE_MS
+        minutes[minute] = minutes.get(minute, 0) + closed
+    return minutes
 
 
 async def series(ref: QueueRef, window: str = "hour") -> dict[str, Any]:
@@ -52,12 +81,17 @@ async def series_of(refs: list[QueueRef], window: str = "hour") -> dict[QueueRef
         replies = await per_connection.execute_for(owners, commands)
     now = int(time.time() * 1000)
     found = {}
+    step = len(_commands(QueueRef("", ""), 1))
     for index, ref in enumerate(refs):
-        prev_ts, completed_data, failed_data, own = (
+        completed_meta, completed_data, failed_meta, failed_data, own = (
             reply if not isinstance(reply, Exception) else None
-            for reply in replies[4 * index : 4 * index + 4]
+            for reply in replies[step * index : step * index + step]
         )
-        found[ref] = _series(ref, window, minutes, now, prev_ts, completed_data, failed_data, own)
+        bullmq = (
+            bullmq_minutes(completed_meta, completed_data),
+            bullmq_minutes(failed_meta, failed_data),
+        )
+        found[ref] = _series(ref, window, minutes, now, bullmq, own)
     return found
 
 
@@ -66,24 +100,17 @@ def _series(
     window: str,
     minutes: int,
     now: int,
-    prev_ts: Any,
-    completed_data: Any,
-    failed_data: Any,
+    bullmq: tuple[dict[int, int], dict[int, int]],
     own: Any,
 ) -> dict[str, Any]:
-    current = now - now % MINUTE_MS
-    starts = [current - MINUTE_MS * (minutes - 1 - i) for i in range(minutes)]
+    first = window_start(now, minutes)
+    starts = [first + MINUTE_MS * i for i in range(minutes)]
     completed = dict.fromkeys(starts, 0)
     failed = dict.fromkeys(starts, 0)
-    if completed_data or failed_data:
+    if bullmq[0] or bullmq[1]:
         source = "bullmq-metrics"
-        # Newest first; the newest point is the minute of prevTS (the last one BullMQ closed).
-        newest = current - MINUTE_MS
-        if prev_ts and str(prev_ts).isdigit():
-            newest = int(prev_ts) - int(prev_ts) % MINUTE_MS
-        for data, into in ((completed_data, completed), (failed_data, failed)):
-            for index, count in enumerate(_ints(data)):
-                minute = newest - index * MINUTE_MS
+        for counted, into in zip(bullmq, (completed, failed), strict=True):
+            for minute, count in counted.items():
                 if minute in into:
                     into[minute] += count
     else:

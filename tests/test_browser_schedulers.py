@@ -3,11 +3,14 @@ confirmed by a dialog, said on the page it lands on, and done in Redis."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 from playwright.async_api import expect
 
+from queues.actions.scheduler_actions import upsert_scheduler
+from queues.keys import QueueRef
 from tests.conftest import LiveServer, Peer
 from tests.test_browser_landing import SHOTS, answer_dialogs, chromium, operator_page
 
@@ -62,3 +65,24 @@ async def test_create_edit_and_run_a_scheduler_from_the_queue_page(
     assert redis_client.zscore("bull:mail:repeat", "digest") == before
     assert any("Its schedule stays as it is" in text for text in confirmations)
     assert any("Create this job scheduler?" in text for text in confirmations)
+
+
+async def test_a_due_scheduler_says_it_waits_for_a_worker(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str
+) -> None:
+    """With no worker, a scheduler's job is not taken and its next run does not move on: the
+    page says it is due, not "4 s ago", on load and once a shown next run passes."""
+    peer("add", "--queue", "mail", "--name", "seed")
+    ref = QueueRef("bull", "mail")
+    await upsert_scheduler(ref, "digest", {"every": 3_600_000}, "digest", {}, {})
+    soon = int(time.time() * 1000) + 10_000
+    await upsert_scheduler(ref, "soon", {"every": 3_600_000, "startDate": soon}, "soon", {}, {})
+    async with chromium(chromium_path) as browser:
+        page = await operator_page(browser, bullpen_server, "/queues/q/mail/")
+        due = page.locator('tr[data-scheduler-id="digest"]').get_by_test_id("scheduler-next")
+        await expect(due).to_have_text("due, waiting for a worker")
+        later = page.locator('tr[data-scheduler-id="soon"]').get_by_test_id("scheduler-next")
+        await expect(later).to_contain_text("in ")
+        await expect(later.get_by_test_id("scheduler-due")).to_have_count(0)
+        await expect(later).to_have_text("due, waiting for a worker", timeout=20_000)
+        await page.screenshot(path=str(SHOTS / "schedulers-due.png"))

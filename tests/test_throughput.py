@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -38,23 +40,50 @@ async def test_samples_are_counted_flushed_and_bounded(peer: Peer, redis_client:
     assert redis_client.llen(stats_key(ref)) == KEEP_MINUTES
 
 
-async def test_bullmq_metrics_lists_win(client: AsyncClient, peer: Peer, redis_client: Any) -> None:
-    peer("add", "--queue", "img", "--name", "n", "--data", "{}")
-    now = int(time.time() * 1000)
-    last_closed = now - now % MINUTE_MS - MINUTE_MS
-    # The shape BullMQ workers write with the metrics option: a count per minute, newest first.
-    redis_client.hset("bull:img:metrics:completed", mapping={"prevTS": last_closed, "count": 0})
-    redis_client.rpush("bull:img:metrics:completed:data", 7, 5)
-    redis_client.rpush("bull:img:metrics:failed:data", 1, 0)
+def _minutes(redis_client: Any, queue: str, state: str) -> Counter[int]:
+    """Jobs per minute as the finished set holds them (scored by finishedOn)."""
+    scores = redis_client.zrange(f"bull:{queue}:{state}", 0, -1, withscores=True)
+    return Counter(int(score) - int(score) % MINUTE_MS for _, score in scores)
+
+
+def _work(peer: Peer, queue: str, count: int, *flags: str) -> None:
+    peer("add-bulk", "--queue", queue, "--name", "n", "--count", str(count))
+    peer("work", "--queue", queue, "--count", str(count), "--metrics", "1440", *flags)
+
+
+async def test_failures_of_the_open_minute_count(client: AsyncClient, peer: Peer) -> None:
+    """BullMQ closes a minute only when a later job of its kind finishes: the five failures of
+    the current minute are in its metrics hash, not yet in its list."""
+    await asyncio.to_thread(_work, peer, "img", 5, "--fail", "--concurrency", "5")
     body = (await client.get("/queues/api/queues/img/throughput/?window=hour")).json()
     assert body["source"] == "bullmq-metrics"
-    by_minute = {p["t"]: p for p in body["points"]}
-    assert by_minute[last_closed]["completed"] == 7 and by_minute[last_closed]["failed"] == 1
-    assert by_minute[last_closed - MINUTE_MS]["completed"] == 5
-    assert len(body["points"]) == 60
+    assert (body["completed"], body["failed"], body["failureRate"]) == (0, 5, 1.0)
+    page = (await client.get("/queues/q/img/throughput/?window=hour")).content.decode()
+    assert "0 completed · 5 failed · failure rate 100%" in page
+
+
+async def test_each_metrics_list_is_placed_by_its_own_clock(
+    client: AsyncClient, peer: Peer, redis_client: Any
+) -> None:
+    """Real Node workers, their clocks behind to finish jobs in earlier minutes: failures ten
+    and five minutes ago, completions two minutes ago and now. Every minute of the series holds
+    what the finished sets hold for it, in the hour's and the day's window."""
+    for count, behind, fail in ((2, 600_000, True), (3, 300_000, True), (4, 120_000, False)):
+        flags = ["--clock-behind-ms", str(behind), *(["--fail"] if fail else [])]
+        await asyncio.to_thread(_work, peer, "img", count, *flags)
+    await asyncio.to_thread(_work, peer, "img", 1)
+    completed = _minutes(redis_client, "img", "completed")
+    failed = _minutes(redis_client, "img", "failed")
+    assert sum(failed.values()) == 5 and sum(completed.values()) == 5
+    for window in ("hour", "day"):
+        body = (await client.get(f"/queues/api/queues/img/throughput/?window={window}")).json()
+        assert body["source"] == "bullmq-metrics"
+        assert {p["t"]: p["completed"] for p in body["points"] if p["completed"]} == completed
+        assert {p["t"]: p["failed"] for p in body["points"] if p["failed"]} == failed
+        assert (body["completed"], body["failed"], body["failureRate"]) == (5, 5, 0.5)
     assert (await client.get("/queues/api/queues/img/throughput/?window=week")).status_code == 400
     page = (await client.get("/queues/q/img/throughput/?window=hour")).content.decode()
-    assert "<svg" in page and "12 completed" in page
+    assert "<svg" in page and "5 completed · 5 failed · failure rate 50%" in page
 
 
 @pytest.mark.parametrize("window", ["hour", "day"])

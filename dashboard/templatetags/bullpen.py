@@ -379,6 +379,14 @@ def dead_letter(job: Any, queue: Any) -> dict[str, Any] | None:
     return read_envelope(job.get("data"))
 
 
+@register.filter
+def is_dead_letter_queue(slug: Any) -> bool:
+    """Whether ``slug`` names a dead-letter queue (its page offers to drop settled letters)."""
+    from queues.dead_letters import is_dead_letter_queue as named
+
+    return named(slug)
+
+
 @functools.lru_cache(maxsize=4096)
 def _job_url_head(urlconf: str | None, script_prefix: str, slug: str) -> str:
     url = reverse("bullpen:job", args=[slug, "0"], urlconf=urlconf)

@@ -44,6 +44,17 @@
       var rel = el.querySelector(".rel");
       if (!rel) return;
       var ms = Number(el.dataset.ms);
+      // A scheduler's next run that has passed is due (its job waits for a worker), not "ago":
+      // the server's words for it replace the time.
+      var due = el.closest(".next-run[data-due-text]");
+      if (due && ms <= Date.now()) {
+        var said = document.createElement("span");
+        said.className = "scheduler-due";
+        said.dataset.testid = "scheduler-due";
+        said.textContent = due.dataset.dueText;
+        el.replaceWith(said);
+        return;
+      }
       if (Math.abs(Date.now() - ms) < 60000) recent = true;
       var text = relative(ms);
       if (rel.textContent !== text) rel.textContent = text;

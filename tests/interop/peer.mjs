@@ -18,7 +18,7 @@
 //   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
 //   many-queues     --count N [--services a,b,c] [--failed-every K] [--paused-every K]
-//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS]
+//   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS] [--metrics MAX_DATA_POINTS] [--clock-behind-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //   limits          --queue Q
 //   job-status      --queue Q --id ID
@@ -486,6 +486,15 @@ async function work(flags) {
   // --max-rate-limit-delay-ms: a rate-limited worker sleeps at most this long before it asks
   // again (BullMQ's maximumRateLimitDelay, 30 s by default, which also delays its close).
   const maxRateLimitDelay = intFlag(flags, 'max-rate-limit-delay-ms', 0);
+  // --metrics N: the worker records BullMQ's per-minute metrics (metrics: { maxDataPoints: N }).
+  const maxDataPoints = intFlag(flags, 'metrics', 0);
+  // --clock-behind-ms MS: this worker's clock runs MS behind, so that the jobs it finishes are
+  // stamped, and counted in BullMQ's metrics, in earlier minutes.
+  const clockBehind = intFlag(flags, 'clock-behind-ms', 0);
+  if (clockBehind) {
+    const realNow = Date.now;
+    Date.now = () => realNow() - clockBehind;
+  }
 
   let finished = 0;
   let completed = 0;
@@ -533,6 +542,7 @@ async function work(flags) {
         ...baseOptions(flags),
         concurrency,
         ...(maxRateLimitDelay ? { maximumRateLimitDelay: maxRateLimitDelay } : {}),
+        ...(maxDataPoints ? { metrics: { maxDataPoints } } : {}),
       },
     ),
   );

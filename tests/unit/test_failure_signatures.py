@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from queues.failure_groups import normalise, signature, top_frame
+from queues.failure_groups import normalise, signature, signature_of, top_frame
+from queues.stack_frames import unescape
 
 
 def test_signatures_ignore_ids_numbers_and_hex() -> None:
@@ -42,3 +43,32 @@ def test_the_top_frame_of_a_cut_stack_trace() -> None:
 def test_a_job_without_a_reason_still_has_a_signature() -> None:
     assert signature(None, None) == "(no failed reason)"
     assert len(signature("x" * 1000, None)) == 300
+
+
+def test_the_last_attempt_names_the_group_not_the_runner_or_bullmq() -> None:
+    attempt = (
+        'Traceback (most recent call last):\n  File "/srv/queues/runner/worker.py", line 291, '
+        'in _run_one\n    x\n  File "/srv/app/billing.py", line 9, in charge\n    y\n'
+        '  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode\nValueError: z'
+    )
+    first = 'Traceback (most recent call last):\n  File "/srv/other.py", line 1, in old\nE: 1'
+    assert top_frame(json.dumps([first, attempt])) == "billing.py in charge"
+    only_runner = 'Traceback:\n  File "/srv/queues/runner/worker.py", line 1, in _run_one\nE'
+    assert top_frame(json.dumps([only_runner])) == "worker.py in _run_one"
+    node = (
+        "Error: lock lost\n    at Job.moveToFailed (/app/node_modules/bullmq/dist/cjs/job.js:9:1)"
+        "\n    at send (/app/mail.js:12:3)\n    at Worker.callProcessJob "
+        "(/app/node_modules/bullmq/dist/cjs/classes/worker.js:5:5)"
+    )
+    assert top_frame(json.dumps([node])) == "send (/app/mail.js:<n>:<n>)"
+
+
+def test_pieces_cut_inside_an_escape_still_read() -> None:
+    assert unescape('tail\\n  File \\"/a.py\\", line 1, in f\\u00e9\\u26') == (
+        'tail\n  File "/a.py", line 1, in f\u00e9'
+    )
+    assert unescape("\\ud83d alone") == "\ufffd alone"
+    pieces = [unescape('Traceback\\n  File \\"/app/a.py\\", line 3, in run\\n  Fi')]
+    pieces.append(unescape('\\", line 8, in deep\\nValueError: boom'))
+    pieces.append(unescape('File \\"/app/b.py\\", line 8, in deep\\nValueError: boom'))
+    assert signature_of("boom", pieces) == "boom @ b.py in deep"

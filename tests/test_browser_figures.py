@@ -1,0 +1,66 @@
+"""In Chromium: the figures of the last hour agree wherever a page shows them: the overview row's
+sparkline tooltip, its failed-in-the-last-hour alert badge, and the queue page's throughput
+totals, all as the finished sets hold them."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, async_playwright, expect
+
+from queues.sampler import MINUTE_MS
+from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+async def browser(chromium_path: str) -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        launched = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        yield launched
+        await launched.close()
+
+
+def _work(peer: Peer, count: int, *flags: str) -> None:
+    peer("add-bulk", "--queue", "mail", "--name", "send", "--count", str(count))
+    peer(
+        "work", "--queue", "mail", "--count", str(count), "--concurrency", "10", "--metrics",
+        "1440", *flags,
+    )  # fmt: skip
+
+
+async def test_the_last_hours_figures_agree_on_every_page(
+    peer: Peer, bullpen_server: LiveServer, browser: Browser, redis_client: Any
+) -> None:
+    """Real Node workers with BullMQ's metrics on, their clocks behind for earlier minutes:
+    60 failures ten minutes ago, 3 completions three minutes ago, 50 failures in the minute
+    still open (BullMQ's list has not closed it)."""
+    await asyncio.to_thread(_work, peer, 60, "--fail", "--clock-behind-ms", "600000")
+    await asyncio.to_thread(_work, peer, 3, "--clock-behind-ms", "180000")
+    await asyncio.to_thread(_work, peer, 50, "--fail")
+    now = int(time.time() * 1000)
+    since = now - now % MINUTE_MS - 59 * MINUTE_MS
+    failed = int(redis_client.zcount("bull:mail:failed", since, "+inf"))
+    completed = int(redis_client.zcount("bull:mail:completed", since, "+inf"))
+    assert (completed, failed) == (3, 110)
+
+    page = await (await browser.new_context(viewport={"width": 1300, "height": 900})).new_page()
+    await page.goto(f"{bullpen_server.url}/queues/")
+    row = page.locator('tr[data-queue="mail"]')
+    tooltip = await row.locator(".spark-cell").get_attribute("title")
+    assert tooltip == "last hour: 3 completed, 110 failed (bullmq-metrics)"
+    badge = row.locator('.badge.alert[data-rule="failed_last_hour"]')
+    await expect(badge).to_have_count(1)
+    assert re.search(r"\b110$", (await badge.inner_text()).strip())
+
+    await page.goto(f"{bullpen_server.url}/queues/q/mail/?state=failed")
+    totals = page.get_by_test_id("throughput").locator("h2 .muted")
+    await expect(totals).to_have_text(
+        "3 completed · 110 failed · failure rate 97% · from bullmq-metrics"
+    )
