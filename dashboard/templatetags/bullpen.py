@@ -346,6 +346,14 @@ def due_at(job: Any) -> int | None:
 
 
 @register.filter
+def audit_summary(entry: Any) -> list[str]:
+    """What an audit row's action did (dashboard.audit_summary), phrase by phrase."""
+    from dashboard.audit_summary import summary
+
+    return summary(str(getattr(entry, "action", "")), getattr(entry, "detail", None))
+
+
+@register.filter
 def attempts_used(job: Any) -> dict[str, int] | None:
     """For a job whose attempts are all used ({"made", "allowed", "next"}): retrying it plainly
     gives it one more attempt only, as BullMQ counts on from ``made``; else None."""
