@@ -3,8 +3,10 @@
 A first batch fills every state at once, then a steady trickle. The mix is realistic: most jobs
 succeed, some fail and are retried (a busy upstream, a flaky endpoint), some reach the
 dead-letter queue (unreadable files, a missing mailbox, an endpoint that stays down), some are
-delayed or prioritised, and one webhook tenant floods its queue so that per-tenant fairness has
-something to do. Deterministic per job number, so every demo run looks the same.
+delayed or prioritised, one webhook tenant floods its queue so that per-tenant fairness has
+something to do, and now and then a bundle of documents comes as a flow (children analysed,
+then the parent sums them up), so that a job page has a flow tree to show. Deterministic per
+job number, so every demo run looks the same.
 
 The jobs are run by ``manage.py runqueueworker --module bullpen_site.demo_handlers`` (the demo
 starts both; bullpen_site/demo.py).
@@ -84,11 +86,39 @@ async def add(producer: Producer, job: DemoJob) -> str:
     )
 
 
+# Every this many jobs, a bundle of documents comes in: a flow, whose tree a job page shows.
+FLOW_EVERY = 40
+BUNDLE_SIZE = 3
+
+
+def demo_flow(n: int) -> dict[str, Any]:
+    """A contract bundle: each document analysed (the children), then the bundle summed up
+    (the parent, run by BullMQ once its children have completed)."""
+    rng = random.Random(f"bundle:{n}")
+    bundle = f"bundle-{n}"
+    children = [
+        {
+            "name": "analyze",
+            "queueName": "documents",
+            "data": {"document": f"{bundle}-part-{i}.pdf", "pages": rng.randint(1, 12)},
+        }
+        for i in range(1, BUNDLE_SIZE + 1)
+    ]
+    return {
+        "name": "summarize",
+        "queueName": "documents",
+        "data": {"bundle": bundle},
+        "children": children,
+    }
+
+
 async def seed(producer: Producer, per_queue: int = 40) -> int:
-    """The first batch: ``per_queue`` jobs on each demo queue. Returns the last job number."""
+    """The first batch: ``per_queue`` jobs on each demo queue and a bundle (a flow). Returns
+    the last job number."""
     for n in range(1, per_queue + 1):
         for queue in DEMO_QUEUES:
             await add(producer, demo_job(queue, n))
+    await producer.add_flow(demo_flow(per_queue))
     return per_queue
 
 
@@ -100,4 +130,6 @@ async def run_demo(rate_per_second: float = 2.0, per_queue: int = 40) -> None:
             raise_if_cancelled()
             n += 1
             await add(producer, demo_job(DEMO_QUEUES[n % len(DEMO_QUEUES)], n))
+            if n % FLOW_EVERY == 0:
+                await producer.add_flow(demo_flow(n))
             await asyncio.sleep(1 / rate_per_second)

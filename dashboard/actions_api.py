@@ -25,6 +25,7 @@ from dashboard.forms.actions import (
     RateLimitForm,
     RescheduleForm,
     RetryAllForm,
+    RetryJobForm,
     UpdateDataForm,
 )
 from dashboard.forms.answer import action_input, valid
@@ -49,7 +50,10 @@ async def queue_ref(slug: str) -> QueueRef:
 
 @mutation_view("retry")
 async def retry_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
-    return await job_actions.retry_job(await queue_ref(queue), job_id)
+    found = valid(RetryJobForm(action_input(request))).cleaned_data
+    return await job_actions.retry_job(
+        await queue_ref(queue), job_id, reset_attempts=found["reset_attempts"]
+    )
 
 
 @mutation_view("remove")

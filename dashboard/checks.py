@@ -440,3 +440,54 @@ def _clear_text_credentials(config: Mapping[str, Any]) -> list[CheckMessage]:
             id="bullpen.W010",
         )
     ]
+
+
+@register(TAG)
+def check_login_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A signed-out visitor is sent to ``LOGIN_URL``: a page that does not exist strands them.
+
+    Django's default, ``/accounts/login/``, exists only where the site routes
+    ``django.contrib.auth.urls``; a fresh ``startproject`` has the admin's login alone.
+    """
+    config = _config()
+    if config is None or config["READ_ACCESS"] != DEFAULT_READER or not _session_login():
+        return []
+    login_url = str(settings.LOGIN_URL)
+    if _resolves(login_url):
+        return []
+    return [
+        Warning(
+            f"LOGIN_URL = {login_url!r} names no page of this site: signed-out visitors "
+            "and Sign out land on a 404.",
+            hint="Set LOGIN_URL to the site's login page, or to 'admin:login' (the admin's "
+            "login, which lets staff in), or route django.contrib.auth.urls at /accounts/.",
+            id="bullpen.W020",
+        )
+    ]
+
+
+def _resolves(login_url: str) -> bool:
+    """Whether ``login_url`` (a URL name, a path or an absolute URL) reaches a view here."""
+    from urllib.parse import urlsplit
+
+    from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
+
+    parts = urlsplit(login_url)
+    if parts.scheme or parts.netloc:
+        return True  # another site's login: nothing here to look into
+    if not login_url.startswith("/"):
+        try:
+            reverse(login_url)
+        except NoReverseMatch:
+            return False
+        return True
+    path = parts.path
+    prefix = get_script_prefix()
+    if prefix != "/" and path.startswith(prefix):
+        path = "/" + path[len(prefix) :]
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    # Bullpen's own catch-all answers every path under its mount, with a 404.
+    return match.view_name != "bullpen:not-found"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
@@ -15,7 +16,7 @@ from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard import audit, landing, lockout, notices, queue_access
+from dashboard import audit, landing, lockout, notices, queue_access, request_body
 from dashboard.access import (
     allows,
     anyone,
@@ -206,6 +207,8 @@ def api_view(view: View) -> View:
                 return await view(request, *args, **kwargs)
         except BullpenError as error:
             return json_error(str(error), status_of(error))
+        except (SuspiciousOperation, BadRequest) as error:
+            return json_error(*request_body.refusal(error))
 
     return kept_private(wrapper)
 
@@ -309,6 +312,10 @@ def mutation_view(action: str, *, queue_scoped: bool = True) -> Callable[[Action
                     refused=refused,
                 )
 
+            unreadable = request_body.unreadable(request)
+            if unreadable is not None:
+                await done(unreadable[1], unreadable[0])
+                return json_error(*unreadable)
             if queue != segment:
                 # Another spelling of a queue (``bull:orders``): actions take only its own name.
                 message = f"Unknown queue {segment!r}: its name in URLs is {queue!r}"

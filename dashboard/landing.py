@@ -91,6 +91,21 @@ _LIMITS_DONE: dict[str, Callable[[str, dict[str, Any]], str]] = {
 }
 
 
+def _retry_done(job: str, detail: dict[str, Any]) -> str:
+    allowed, made = detail.get("attempts"), detail.get("attemptsMade")
+    if detail.get("resetAttempts") and isinstance(allowed, int):
+        return gettext("Job %(job)s retried with fresh attempts: up to %(allowed)s") % {
+            "job": job,
+            "allowed": allowed,
+        }
+    if detail.get("exhausted") and isinstance(made, int):
+        return gettext(
+            "Job %(job)s retried for one more attempt (%(next)s of %(allowed)s): its "
+            "attempts were used"
+        ) % {"job": job, "next": made + 1, "allowed": allowed}
+    return str(_JOB_DONE["retry"]) % {"job": job}
+
+
 def _name(value: object) -> str:
     text = str(value)
     return text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
@@ -112,6 +127,8 @@ def confirmation(result: ActionResult) -> str:
     job = _name(result.job_ids[0]) if result.job_ids else ""
     queue = _name(result.queue or "")
     scheduler = _name(detail.get("scheduler", ""))
+    if action == "retry" and job:
+        return _retry_done(job, detail)
     if action in _JOB_DONE and job:
         return str(_JOB_DONE[action]) % {"job": job}
     if action in _JOBS_DONE:

@@ -21,7 +21,12 @@ from queues.alerts import read_alerts
 from queues.counts import summaries
 from queues.dead_letters import dead_letter_ref
 from queues.errors import BadParameter
-from queues.failure_groups import failure_groups, shared_failure_groups, with_trends
+from queues.failure_groups import (
+    FailureGroup,
+    failure_groups,
+    shared_failure_groups,
+    with_trends,
+)
 from queues.find import find_job
 from queues.keys import QueueRef
 from queues.workers import ClientListRefused, by_process, list_workers
@@ -91,12 +96,12 @@ async def alerts_api(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"alerts": await alerts_by_queue(await for_request(request))})
 
 
-async def _group_ids(ref: QueueRef, signature: str) -> list[str]:
+async def _group(ref: QueueRef, signature: str) -> FailureGroup:
     report = await failure_groups(ref)
     group = next((g for g in report.groups if g.signature == signature), None)
     if group is None:
         raise BadParameter("No failure group with that signature (it may have been retried)")
-    return group.job_ids
+    return group
 
 
 # A group's jobs are fixed when the action is asked for and acted on in the background (202).
@@ -115,8 +120,11 @@ async def remove_group(request: HttpRequest, queue: str) -> ActionResult:
 async def _group_action(request: HttpRequest, queue: str, kind: str) -> ActionResult:
     ref = await queue_ref(queue)
     signature = valid(GroupActionForm(action_input(request))).cleaned_data["signature"]
-    ids = await _group_ids(ref, signature)
-    return await background.start(request, kind, ref, {"signature": signature, "ids": ids})
+    group = await _group(ref, signature)
+    # The group as its card names it, kept in the audit log beside the bare signature.
+    label = f"{group.reason} · {group.frame}" if group.frame else group.reason
+    params = {"signature": signature, "group": label[:300], "ids": group.job_ids}
+    return await background.start(request, kind, ref, params)
 
 
 # ---- pages ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from dashboard import relatives
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
 from dashboard.guards import page_view
-from dashboard.job_view import dead_letter_context, page_context, shown
+from dashboard.job_view import dead_letter_context, live_context, page_context, shown
 from dashboard.overview_list import COLUMNS, GROUPING_LABELS, PER_PAGE_CHOICES, SORT_CHOICES
 from dashboard.overview_page import read_listing
 from dashboard.queue_access import for_request
@@ -25,7 +25,7 @@ from queues.conf import default_prefix, get_config
 from queues.counts import summary
 from queues.detail import job_detail
 from queues.discovery import known
-from queues.errors import QueueNotFound
+from queues.errors import JobGone, QueueNotFound
 from queues.keys import STATES, QueueRef
 from queues.listing import job_page as read_job_page
 
@@ -130,10 +130,16 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
 @page_view
 async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
     ref = QueueRef.from_slug(queue)
-    # Fields cut inside Redis at what the page shows; "Download JSON" has the whole job.
-    job = await job_detail(ref, job_id, cap=int(get_config()["DETAIL_FIELD_CAP"]))
-    job = relatives.seen_by(await for_request(request), job)
     kind = await kind_on_queue(request, ref.slug)
+    try:
+        # Fields cut inside Redis at what the page shows; "Download JSON" has the whole job.
+        job = await job_detail(ref, job_id, cap=int(get_config()["DETAIL_FIELD_CAP"]))
+    except JobGone:
+        # A removed job's page (Back after Remove, an old link) says so and leads to its
+        # queue, as the open page says when the job goes while it is shown.
+        gone = live_context(ref, {"id": job_id, "state": "removed"}, viewer=kind)
+        return render(request, "bullpen/job_gone.html", gone, status=404)
+    job = relatives.seen_by(await for_request(request), job)
     context = page_context(ref, job, viewer=kind)
     context["dead_letter"] = await dead_letter_context(ref, job)
     return render(request, "bullpen/job.html", context)

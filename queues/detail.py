@@ -8,7 +8,7 @@ from queues import connections
 from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
-from queues.errors import JobNotFound, QueueNotFound
+from queues.errors import JobGone, JobNotFound, QueueNotFound
 from queues.job_fields import due_at_ms, job_from_hash
 from queues.keys import QueueRef
 from queues.listing import ROW_FIELDS
@@ -70,7 +70,7 @@ async def job_detail(
         if isinstance(raw, Exception):
             raise JobNotFound(f"Job {job_id!r} is not a readable job hash ({raw})")
         if not raw:
-            raise JobNotFound(f"No job {job_id!r} in queue {ref.slug!r}")
+            raise JobGone(f"No job {job_id!r} in queue {ref.slug!r}")
         state = _zset_state(scores) or await _list_state(ref, job_id)
 
     job = job_from_hash(job_id, raw, cut)

@@ -19,6 +19,10 @@ class JobNotFound(BullpenError):
     """No job of that id in the queue."""
 
 
+class JobGone(JobNotFound):
+    """The queue has no hash for that id: the job was removed, cleaned, or never was."""
+
+
 class ActionNotFound(BullpenError):
     """No bulk action of that id (or its record has expired)."""
 

@@ -175,3 +175,46 @@ def test_a_reason_is_never_empty() -> None:
     assert reason(redis.exceptions.ConnectionError()) == "the connection was closed"
     assert reason(OSError()) == "OSError"
     assert reason(redis.exceptions.ConnectionError("refused")) == "refused"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_body_over_the_limit_is_413_in_json(
+    client: AsyncClient, queue: str, redis_client: Any
+) -> None:
+    from dashboard.models import AuditEntry
+
+    # A 10 MB paste into Add a job, as a form and as a JSON body: Django refuses to read it.
+    pasted = json.dumps({"blob": "x" * (10 * 1024 * 1024)})
+    form = await client.post(
+        f"/queues/api/queues/{queue}/add/", {"name": "big", "data": pasted}, headers=AUTH
+    )
+    as_json = await client.post(
+        f"/queues/api/queues/{queue}/add/",
+        json.dumps({"name": "big", "data": pasted}),
+        content_type="application/json",
+        headers=AUTH,
+    )
+    for response in (form, as_json):
+        assert response.status_code == 413
+        assert response["Content-Type"] == "application/json"
+        error = response.json()["error"]
+        assert "too large" in error and "2.5 MB" in error and "2621440 bytes" in error
+    assert redis_client.llen(f"bull:{queue}:wait") == 1  # only the fixture's job
+    entry = await AuditEntry.objects.filter(action="add").alatest("id")
+    assert entry.status == 413 and "too large" in entry.error
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_too_many_fields_is_400_in_json(client: AsyncClient, queue: str) -> None:
+    fields = "&".join(f"f{n}=1" for n in range(1500))
+    read = await client.get(f"/queues/api/queues/{queue}/jobs/?{fields}")
+    act = await client.post(
+        f"/queues/api/queues/{queue}/pause/",
+        fields,
+        content_type="application/x-www-form-urlencoded",
+        headers=AUTH,
+    )
+    for response in (read, act):
+        assert response.status_code == 400
+        assert response["Content-Type"] == "application/json"
+        assert "Bad request" in response.json()["error"]

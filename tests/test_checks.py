@@ -363,3 +363,20 @@ def test_every_check_id_is_listed_once() -> None:
     # One meaning per warning id: each is raised from one place.
     for warning in sorted(i for i in used if i.startswith("W")):
         assert len(re.findall(rf'"(?:bullpen\.)?{warning}"', code)) == 1, warning
+
+
+def test_login_url_that_names_no_page() -> None:
+    # Django's default LOGIN_URL in a site that routes no django.contrib.auth.urls.
+    for missing in ("/accounts/login/", "no-such-login", "/queues/accounts/login/"):
+        with bullpen(), override_settings(LOGIN_URL=missing):
+            (message,) = checks.check_login_url()
+        assert message.id == "bullpen.W020" and repr(missing) in message.msg
+        assert "admin:login" in str(message.hint)
+    for usable in ("admin:login", "/admin/login/", "bullpen:sign-in", "https://sso.example/in"):
+        with bullpen(), override_settings(LOGIN_URL=usable):
+            assert checks.check_login_url() == [], usable
+    # Nobody is sent to a login page: nothing to say.
+    with bullpen(READ_ACCESS="dashboard.access.anyone"), override_settings(LOGIN_URL="/nope/"):
+        assert checks.check_login_url() == []
+    with bullpen(), override_settings(LOGIN_URL="/nope/", MIDDLEWARE=NO_SESSION_LOGIN):
+        assert checks.check_login_url() == []

@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 from bullmq import UnrecoverableError
-from django.test import override_settings
+from django.test import AsyncClient, override_settings
 from PIL import Image
 
 from bullpen_site.demo_handlers import documents, images, newsletter, webhooks
-from bullpen_site.demo_jobs import DEMO_QUEUES, demo_job, seed
+from bullpen_site.demo_jobs import BUNDLE_SIZE, DEMO_QUEUES, demo_flow, demo_job, seed
 from queues.runner import Producer, Registry, default_registry
 from queues.runner.context import JobContext, SyncJobContext
+from tests.conftest import Peer
 from tests.worker_fixtures import Runners, runners, wait_for  # noqa: F401 - fixtures
 
 
@@ -298,3 +299,41 @@ async def test_the_demo_mix_fills_every_queue_and_the_dead_letter_queue(
     assert letter["queue"] == "documents"
     assert letter["data"]["document"].endswith(".corrupt")
     assert "not a PDF" in letter["failedReason"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_demo_mix_has_a_flow_that_its_job_page_shows(
+    runners: Runners, redis_client: Any, peer: Peer, client: AsyncClient
+) -> None:
+    registry = _fast_demo_registry()
+    async with Producer(registry) as producer:
+        await seed(producer, per_queue=2)
+    # The bundle's parent waits for its children, as BullMQ's flows do.
+    (parent,) = redis_client.zrange("bull:documents:waiting-children", 0, -1)
+    assert redis_client.hget(f"bull:documents:{parent}", "name") == "summarize"
+    assert redis_client.hget(f"bull:documents:{parent}", "data") == json.dumps(
+        demo_flow(2)["data"], separators=(",", ":")
+    )
+    await runners.start(registry)
+
+    async def summed_up() -> bool:
+        return redis_client.zscore("bull:documents:completed", parent) is not None
+
+    await wait_for("the bundle's parent to complete", summed_up, limit_s=60)
+    await runners.stop_all()
+    # Node reads the parent's result: every child's analysis, summed up.
+    seen = peer("inspect", "--queue", "documents", "--ids", parent)["details"][parent]
+    assert seen["state"] == "completed"
+    summary = (
+        json.loads(seen["returnvalue"])
+        if isinstance(seen["returnvalue"], str)
+        else seen["returnvalue"]
+    )
+    assert len(summary["documents"]) == BUNDLE_SIZE and summary["words"] > 0
+    # The job page has a tree to show: the flow API finds the parent and its children.
+    flow = (await client.get(f"/queues/api/queues/documents/jobs/{parent}/flow/")).json()
+    assert flow["root"]["name"] == "summarize"
+    children = flow["root"]["children"]
+    assert len(children) == BUNDLE_SIZE and {c["state"] for c in children} == {"completed"}
+    page = (await client.get(f"/queues/q/documents/jobs/{parent}/")).content.decode()
+    assert 'data-testid="flow"' in page

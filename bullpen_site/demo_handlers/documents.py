@@ -68,6 +68,8 @@ def use_analyzer(analyzer: Analyzer) -> None:
 
 @job_handler("documents", concurrency=4, limiter=UPSTREAM_LIMIT)
 async def analyze_document(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+    if ctx.name == "summarize":
+        return await summarize_bundle(payload, ctx)
     document = str(payload["document"])
     pages = max(1, int(payload.get("pages", 1)))
     pages_text = f"{pages} page" if pages == 1 else f"{pages} pages"
@@ -78,3 +80,16 @@ async def analyze_document(payload: dict[str, Any], ctx: JobContext) -> dict[str
     await ctx.log(f"{analysis['words']} words, language {analysis['language']}")
     await ctx.progress({"percentage": 100, "stage": "done"})
     return {"document": document, "pages": pages, **analysis}
+
+
+async def summarize_bundle(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+    """A bundle of documents (a flow): BullMQ runs this parent once every document of the
+    bundle, its children, has been analysed; it sums up what they returned."""
+    analyses = [a for a in (await ctx.job.getChildrenValues()).values() if isinstance(a, dict)]
+    await ctx.log(f"summing up {len(analyses)} analysed documents of {payload.get('bundle')}")
+    return {
+        "bundle": payload.get("bundle"),
+        "documents": sorted(str(a.get("document")) for a in analyses),
+        "pages": sum(int(a.get("pages", 0)) for a in analyses),
+        "words": sum(int(a.get("words", 0)) for a in analyses),
+    }

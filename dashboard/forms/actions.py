@@ -67,6 +67,12 @@ class CleanForm(forms.Form):
         return found
 
 
+class RetryJobForm(forms.Form):
+    # Count the job's attempts from zero again (BullMQ's resetAttemptsMade/Started): a job
+    # that used all its attempts then gets all of them once more, not one.
+    reset_attempts = FlagField()
+
+
 class ObliterateForm(forms.Form):
     # The page asks the user to type the name (htmx sends it as HX-Prompt instead).
     confirm = TextField()

@@ -346,6 +346,30 @@ def due_at(job: Any) -> int | None:
 
 
 @register.filter
+def audit_summary(entry: Any) -> list[str]:
+    """What an audit row's action did (dashboard.audit_summary), phrase by phrase."""
+    from dashboard.audit_summary import summary
+
+    return summary(str(getattr(entry, "action", "")), getattr(entry, "detail", None))
+
+
+@register.filter
+def attempts_used(job: Any) -> dict[str, int] | None:
+    """For a job whose attempts are all used ({"made", "allowed", "next"}): retrying it plainly
+    gives it one more attempt only, as BullMQ counts on from ``made``; else None."""
+    if not isinstance(job, dict):
+        return None
+    made = job.get("attemptsMade")
+    opts = job.get("opts")
+    allowed = opts.get("attempts") if isinstance(opts, dict) else None
+    if not (isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0):
+        return None
+    if not (isinstance(made, int) and not isinstance(made, bool) and made >= allowed):
+        return None
+    return {"made": made, "allowed": allowed, "next": made + 1}
+
+
+@register.filter
 def succeeded_on(job: Any) -> str:
     """For a completed job whose earlier attempts failed (BullMQ keeps their reason and stack
     traces on it): "succeeded on attempt 2 of 5"; else an empty string."""

@@ -26,15 +26,34 @@ async def _load(ref: QueueRef, job_id: str) -> tuple[Job, str]:
     return job, str(state)
 
 
-async def retry_job(ref: QueueRef, job_id: str) -> ActionResult:
+def attempts_allowed(job: Job) -> int | None:
+    """The attempts a job's options allow, or None when it has no limit beyond one."""
+    allowed = job.opts.get("attempts") if isinstance(job.opts, dict) else None
+    if isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0:
+        return allowed
+    return None
+
+
+async def retry_job(ref: QueueRef, job_id: str, *, reset_attempts: bool = False) -> ActionResult:
+    """Move a failed or completed job back to wait. A job that used all its attempts gets one
+    more unless ``reset_attempts``: then BullMQ counts its attempts from zero again."""
     async with translate_bullmq_errors(job_id):
         job, state = await _load(ref, job_id)
         if state not in RETRYABLE:
             raise Conflict(
                 f"Job {job_id!r} is {state}; only failed or completed jobs can be retried"
             )
-        await job.retry(state)
-    return ActionResult("retry", ref.slug, [job_id], 1, {"from": state})
+        made = int(job.attemptsMade or 0)
+        allowed = attempts_allowed(job)
+        fresh = {"resetAttemptsMade": True, "resetAttemptsStarted": True}
+        await job.retry(state, fresh if reset_attempts else {})
+    detail: dict[str, Any] = {"from": state, "attemptsMade": made, "attempts": allowed}
+    if reset_attempts:
+        detail["resetAttempts"] = True
+    elif allowed is not None and made >= allowed:
+        # Its next failure is final: BullMQ fails a job once attemptsMade reaches attempts.
+        detail["exhausted"] = True
+    return ActionResult("retry", ref.slug, [job_id], 1, detail)
 
 
 async def remove_job(ref: QueueRef, job_id: str) -> ActionResult:

@@ -15,11 +15,14 @@ async def set_concurrency(ref: QueueRef, concurrency: int | None) -> ActionResul
     """At most ``concurrency`` jobs active at once across all workers; None removes the cap."""
     queue = queue_for_actions(ref)
     async with translate_bullmq_errors():
+        # Read first, for the audit log: what the change replaced.
+        previous = await queue.getGlobalConcurrency()
         if concurrency is None:
             await queue.removeGlobalConcurrency()
         else:
             await queue.setGlobalConcurrency(concurrency)
-    return ActionResult("concurrency", ref.slug, detail={"concurrency": concurrency})
+    detail = {"concurrency": concurrency, "previous": previous}
+    return ActionResult("concurrency", ref.slug, detail=detail)
 
 
 async def set_rate_limit(
@@ -29,13 +32,14 @@ async def set_rate_limit(
     removes the limit (a worker's own limiter, if it has one, applies again)."""
     queue = queue_for_actions(ref)
     async with translate_bullmq_errors():
+        previous = await queue.getGlobalRateLimit()
         if max_jobs is None or duration_ms is None:
             await queue.removeGlobalRateLimit()
             limit = None
         else:
             await queue.setGlobalRateLimit(max_jobs, duration_ms)
             limit = {"max": max_jobs, "duration": duration_ms}
-    return ActionResult("rate-limit", ref.slug, detail={"rateLimit": limit})
+    return ActionResult("rate-limit", ref.slug, detail={"rateLimit": limit, "previous": previous})
 
 
 async def release_rate_limit(ref: QueueRef) -> ActionResult:

@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import Any
 
 import redis.asyncio as aioredis
-from bullmq import Queue
+from bullmq import FlowProducer, Queue
 
 from queues.conf import default_prefix
 from queues.keys import QueueRef
@@ -68,6 +68,22 @@ class Producer:
         job = await self.queue(queue).add(name, data, options)
         log_event("added", queue=queue, job_id=str(job.id), name=name)
         return str(job.id)
+
+    async def add_flow(self, flow: dict[str, Any]) -> str:
+        """Add a parent job and its children at once (BullMQ's ``FlowProducer``): ``flow`` is
+        ``{"name", "queueName", "data", "children": [...]}`` as BullMQ takes it, and each job
+        gets its queue's options under its own. Returns the parent's id."""
+        producer = FlowProducer({"connection": self.client, "prefix": self.prefix})
+        # The client is this producer's (or its owner's): the flow producer is never closed.
+        tree = await producer.add(self._with_options(flow))
+        root = tree["job"]
+        log_event("added", queue=str(flow["queueName"]), job_id=str(root.id), name=root.name)
+        return str(root.id)
+
+    def _with_options(self, node: dict[str, Any]) -> dict[str, Any]:
+        options = {**self.job_options(str(node["queueName"])), **(node.get("opts") or {})}
+        children = [self._with_options(child) for child in node.get("children") or []]
+        return {**node, "opts": options, **({"children": children} if children else {})}
 
     async def close(self) -> None:
         self._queues.clear()

@@ -14,8 +14,10 @@ import redis
 from browser import Browser, signed_in
 from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
+from django.core.checks import run_checks
 from django.core.management import call_command
 from django.template.loader import get_template
+from django.test import override_settings
 from django.urls import URLPattern, URLResolver
 
 import dashboard
@@ -228,3 +230,30 @@ async def test_admin_links_to_bullpen(users: dict[str, User]) -> None:
         assert page.status == 200, (admin_page, page.status)
         assert page.text.count(f'href="{MOUNT}"') == 2, admin_page
         assert "/admin/bullpen/auditentry/" in page.text
+
+
+async def test_a_site_without_a_login_page_of_its_own(
+    users: dict[str, User], emails: dict[str, Any]
+) -> None:
+    # A fresh startproject: the admin and Bullpen. Django's default LOGIN_URL names no page there.
+    fresh = "hostsite.startproject_urls"
+    operator = await signed_in("operator")  # through the site's own login, before it goes
+    with override_settings(ROOT_URLCONF=fresh, LOGIN_URL="/accounts/login/"):
+        found = [m for m in run_checks(tags=["bullpen"]) if m.id == "bullpen.W020"]
+        assert len(found) == 1 and "'/accounts/login/'" in found[0].msg, found
+    # As the docs say: the admin's login. Signed-out visits and Sign out reach a real page.
+    with override_settings(ROOT_URLCONF=fresh, LOGIN_URL="admin:login"):
+        assert not [m for m in run_checks(tags=["bullpen"]) if m.id == "bullpen.W020"]
+        visitor = Browser()
+        page = await visitor.get(MOUNT)
+        assert page.status == 302 and page.headers["location"] == f"/admin/login/?next={MOUNT}"
+        assert (await visitor.get(page.headers["location"])).status == 200
+        queue_page = await operator.get(f"{MOUNT}q/emails/")
+        form = re.search(r'<form class="sign-out" method="post" action="([^"]+)"', queue_page.text)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', queue_page.text)
+        assert form and token and form[1] == "/admin/logout/", queue_page.text[:2000]
+        done = await operator.post(form[1], {"csrfmiddlewaretoken": token[1], "next": MOUNT})
+        assert done.status == 302 and done.headers["location"] == MOUNT
+        again = await operator.get(MOUNT)
+        assert again.status == 302 and again.headers["location"].startswith("/admin/login/")
+        assert (await operator.get(again.headers["location"])).status == 200

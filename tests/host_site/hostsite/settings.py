@@ -62,6 +62,8 @@ USE_TZ = True
 TIME_ZONE = "UTC"
 STATIC_URL = "/static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Where signed-out visitors and Sign out go: the site's own login (django.contrib.auth.urls).
+# A site without one uses the admin's, LOGIN_URL = "admin:login" (hostsite/startproject_urls.py).
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
