@@ -121,7 +121,7 @@ async def rows_add_up(page: Page) -> None:
 
 
 async def test_new_queue_gets_its_row_live_in_place(
-    browser: Browser, scanning_server: LiveServer, peer: Peer
+    browser: Browser, scanning_server: LiveServer, peer: Peer, tmp_path: Path
 ) -> None:
     for queue in ("alpha", "charlie", "t1-a", "t2-a"):
         await add_job(peer, queue)
@@ -157,3 +157,4 @@ async def test_new_queue_gets_its_row_live_in_place(
     await expect(group.locator("tr[data-queue]").nth(1)).to_have_attribute("data-queue", "t1-b")
     await expect(group).not_to_have_class(re.compile(r"\bcollapsed\b"))
     await expect(group.locator('td[data-group-state="waiting"]')).to_have_text("2")
+    await page.screenshot(path=tmp_path / "new-queue-in-group.png")
