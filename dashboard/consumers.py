@@ -363,6 +363,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.groups_joined = set()
 
     async def _unwatch_all(self) -> None:
+        if not hasattr(self, "registry"):
+            return  # refused before it was accepted: it never watched anything
         for slug in getattr(self, "queues", set()):
             self.registry.unwatch_queue(slug)
         for key in getattr(self, "jobs", set()):

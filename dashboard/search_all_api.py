@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from dashboard import search_render, search_slots
 from dashboard.forms.answer import valid
@@ -24,6 +24,7 @@ from dashboard.forms.search import SearchAllForm, query_data
 from dashboard.guards import api_view
 from dashboard.principal import from_request
 from dashboard.search_scope import queues_to_search
+from dashboard.search_streams import bounded
 from dashboard.viewer import can_act_on, viewer_kind
 from queues.errors import BullpenError
 from queues.jsontext import dumps
@@ -74,15 +75,6 @@ def progress_line(item: Progress) -> dict[str, Any]:
     return line
 
 
-def too_many() -> JsonResponse:
-    response = JsonResponse(
-        {"error": f"At most {search_slots.MAX_PER_CLIENT} searches at once: wait for one to end"},
-        status=429,
-    )
-    response["Retry-After"] = "1"
-    return response
-
-
 @api_view
 async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     found = valid(SearchAllForm(query_data(request.GET, "state", "queues"))).cleaned_data
@@ -94,11 +86,11 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
     kind = await viewer_kind(principal) if render else "anonymous"
     slot = search_slots.take(search_slots.client_key(request))
     if slot is None:
-        return too_many()
+        return search_slots.too_many(search_slots.MAX_PER_CLIENT)
     query = parse_query(raw)
     needle = query.text
 
-    async def lines() -> AsyncIterator[bytes]:
+    async def lines() -> AsyncGenerator[bytes, None]:
         grouped: set[str] = set()
         shown_at = 0.0
         try:
@@ -152,7 +144,7 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
     stream = lines()
     # A stream the server never began (its client left first) gives its slot back when dropped.
     weakref.finalize(stream, slot.release)
-    response = StreamingHttpResponse(stream, content_type="application/x-ndjson")
+    response = StreamingHttpResponse(bounded(stream), content_type="application/x-ndjson")
     response["Cache-Control"] = "no-store"
     response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
     return response

@@ -8,16 +8,19 @@ row as the queue page renders it for this viewer, so the page inserts server HTM
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import weakref
+from collections.abc import AsyncGenerator
 from typing import Any
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 
+from dashboard import search_slots
 from dashboard.actions_api import queue_ref
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import SearchForm
 from dashboard.guards import api_view
 from dashboard.job_rows import row_html
+from dashboard.search_streams import bounded
 from dashboard.viewer import ViewerKind, kind_on_queue
 from queues.errors import BullpenError
 from queues.jsontext import dumps
@@ -55,14 +58,18 @@ async def _row_lines(
 
 
 @api_view
-async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
+async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse | JsonResponse:
     found = valid(SearchForm(request.GET)).cleaned_data
     state, raw, render = found["state"], found["q"], found["render"]
     budget, max_matches = found["budget"], found["max_matches"]
     ref = await queue_ref(queue)
     viewer = await kind_on_queue(request, ref.slug) if render else "anonymous"
+    most = search_slots.MAX_QUEUE_SEARCHES_PER_CLIENT
+    slot = search_slots.take(f"queue|{search_slots.client_key(request)}", most)
+    if slot is None:
+        return search_slots.too_many(most)
 
-    async def lines() -> AsyncIterator[bytes]:
+    async def lines() -> AsyncGenerator[bytes, None]:
         # Rows are rendered a chunk at a time: matches wait for their chunk's progress line,
         # so that they are read again for the list in one round trip.
         matches: list[dict[str, Any]] = []
@@ -81,8 +88,13 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse:
                 yield _progress_line(item)
         except BullpenError as error:
             yield _line({"type": "error", "error": str(error)})
+        finally:
+            slot.release()
 
-    response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
+    stream = lines()
+    # A stream the server never began (its client left first) gives its slot back when dropped.
+    weakref.finalize(stream, slot.release)
+    response = StreamingHttpResponse(bounded(stream), content_type="application/x-ndjson")
     response["Cache-Control"] = "no-store"
     response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
     return response

@@ -87,6 +87,8 @@ DEFAULTS: dict[str, Any] = {
     "SEARCH_BUDGET": 100_000,
     # Characters of each job field a search reads and matches against.
     "SEARCH_FIELD_CAP": 16384,
+    # Bytes one search's answer streams at most; it then ends with an "error" line saying so.
+    "SEARCH_STREAM_MAX_BYTES": 16 * 1024 * 1024,
     # Job field paths masked before anything leaves the server (queues/redaction.py):
     # ["data.password", "data.*.token", "returnvalue.apiKey", "**.secret"].
     "REDACT": [],
