@@ -39,6 +39,17 @@ class RedisUnavailable(BullpenError):
     """Redis could not be reached or answered with an error."""
 
 
+class RedisFull(RedisUnavailable):
+    """Redis reached its ``maxmemory`` (with a no-eviction policy) and refused a write that
+    needs memory."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Redis is full: it has reached its maxmemory and refuses changes that need memory. "
+            "Removing jobs (clean, remove, empty, obliterate) still works and frees memory."
+        )
+
+
 class OutcomeUnknown(RedisUnavailable):
     """The connection to Redis broke after a change was sent: it may or may not have been
     applied. Never retried blindly: whoever asked must look before asking again."""

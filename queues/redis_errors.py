@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 import redis.exceptions
 
-from queues.errors import OutcomeUnknown, RedisUnavailable
+from queues.errors import OutcomeUnknown, RedisFull, RedisUnavailable
 from queues.write_once import WriteOutcomeUnknown
 
 
@@ -33,6 +33,8 @@ async def translate_redis_errors() -> AsyncIterator[None]:
         yield
     except WriteOutcomeUnknown as exc:
         raise OutcomeUnknown(reason(exc)) from exc
+    except redis.exceptions.OutOfMemoryError as exc:
+        raise RedisFull from exc
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
         raise RedisUnavailable(f"Redis is unreachable: {reason(exc)}") from exc
     except redis.exceptions.ResponseError as exc:

@@ -66,7 +66,12 @@ async def obliterate(ref: QueueRef, confirm: str, *, force: bool = False) -> Act
             raise Conflict("Pause the queue before obliterating it")
         if not force and int(await reader.llen(ref.key("active"))):
             raise Conflict("The queue has active jobs: obliterate with force to destroy them too")
-        await queue_for_actions(ref).obliterate(force=force)
+        # BullMQ's own obliterate, batch by batch, without the pause Queue.obliterate writes
+        # first: the queue is paused already, and that write is one Redis refuses at maxmemory,
+        # when destroying a queue is how to free memory.
+        backend = queue_for_actions(ref).backend
+        while await backend.obliterate(1000, force) not in (None, 0, "0"):
+            pass
     forget(ref)
     return ActionResult("obliterate", ref.slug, detail={"force": force})
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
-from redis.exceptions import WatchError
+from redis.exceptions import OutOfMemoryError, WatchError
 
 from queues.background.record import now_ms
 from queues.cluster_clients import is_cluster
@@ -37,6 +37,7 @@ local n = redis.call('ZCOUNT', KEYS[#KEYS], '0', ARGV[1])
 local limit = tonumber(ARGV[2])
 if n > limit then n = limit end
 if #KEYS == 2 then
+  redis.call('PERSIST', KEYS[1])  -- a write first: allowed at maxmemory (store.WRITE_FIRST)
   redis.call('HINCRBY', KEYS[1], 'count', n)
   redis.call('HSET', KEYS[1], 'updated', ARGV[3])
 end
@@ -44,12 +45,14 @@ return n
 """
 
 # KEYS: the action's record (left out on a cluster), then the queue's event stream.
-# ARGV[1] now (ms). cleanJobsInSet ends by writing {event: cleaned, count: n}: the newest
-# entry, read right after.
+# ARGV[1] now (ms), ARGV[2] the stream's newest entry id just before the batch ('' if none).
+# cleanJobsInSet ends by writing {event: cleaned, count: n}: the newest entry, read right after;
+# if the clean was refused (an error inside the transaction), the newest is still the one of
+# before, and nothing is counted.
 COUNT_CLEANED = """
 local newest = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
 local n = 0
-if newest then
+if newest and newest[1] ~= ARGV[2] then
   local fields = newest[2]
   local event, count
   for i = 1, #fields, 2 do
@@ -59,6 +62,7 @@ if newest then
   if event == 'cleaned' then n = tonumber(count) or 0 end
 end
 if #KEYS == 2 then
+  redis.call('PERSIST', KEYS[1])  -- a write first: allowed at maxmemory (store.WRITE_FIRST)
   redis.call('HINCRBY', KEYS[1], 'count', n)
   redis.call('HSET', KEYS[1], 'updated', ARGV[1])
 end
@@ -97,13 +101,35 @@ async def counted_batch(
                 pipe.multi()  # type: ignore[no-untyped-call]
                 await build(pipe)
                 return await pipe.execute()
+            except OutOfMemoryError:
+                pass  # refused before anything ran: see _counted_when_full
             except WatchError as error:
                 if error.__context__ is not None:
                     # redis-py says WatchError when the connection broke while watching: the
                     # batch may have run (with its count) or not; the runner reloads and goes on.
                     raise RedisUnavailable(f"Redis connection lost: {error.__context__}") from error
                 # The record changed meanwhile (a cancel, a takeover): look again.
+                continue
+        return await _counted_when_full(redis, record_key, owner, build)
     raise RedisUnavailable("The action's record kept changing; trying again later")
+
+
+async def _counted_when_full(
+    redis: aioredis.Redis, record_key: str, owner: str, build: Build
+) -> Any:
+    """At maxmemory Redis refuses every transaction (MULTI queues memory), and only actions
+    that remove jobs run then (submit.py). Their batch and its count go back to back without
+    one: the count scripts write first a change that needs no memory, so Redis lets them
+    credit the record. A crash between the two, or a worker's event written between them
+    (clean counts the event it reads), leaves that batch's count short, never long."""
+    current, cancel = await redis.hmget(record_key, ["owner", "cancel"])
+    if current != owner:
+        raise LostAction
+    if cancel:
+        raise CancelRequested
+    async with redis.pipeline(transaction=False) as pipe:
+        await build(pipe)
+        return await pipe.execute()
 
 
 async def _counted_on_cluster(

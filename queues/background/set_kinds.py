@@ -129,17 +129,25 @@ class Clean:
         sample = [str(i) for i in work.record.detail.get("jobIds") or []]
         await work.check()
         while not limit or work.record.count < limit:
+            if batched and not await redis.zcount(work.ref.key(bull_state), 0, cutoff):
+                # Nothing left to remove: BullMQ's clean would only write its event, a write
+                # Redis refuses at maxmemory, when a clean must work.
+                return
             size = limit - work.record.count if limit else 0
             if batched:
                 size = min(size, work.settings.batch_size) if size else work.settings.batch_size
             keys, args = scripts.cleanJobsInSetArgs(bull_state, 0, size)
             args[1] = cutoff  # the script's "older than" timestamp
+            # keys[1] is the queue's event stream.
+            newest = await redis.xrevrange(keys[1], count=1)
+            before = str(newest[0][0]) if newest else ""
 
-            async def build(pipe: Pipeline, keys: list[str] = keys, args: list[Any] = args) -> None:
+            async def build(
+                pipe: Pipeline, keys: list[str] = keys, args: list[Any] = args, before: str = before
+            ) -> None:
                 await queue_script(redis, pipe, clean, keys, args)
-                # keys[1] is the queue's event stream.
                 counted = count_keys(redis, work.record_key, keys[1])
-                await queue_script(redis, pipe, count_cleaned, counted, [now_ms()])
+                await queue_script(redis, pipe, count_cleaned, counted, [now_ms(), before])
 
             removed, cleaned = await work.counted(build, count_at=1)
             work.record.count += int(cleaned)

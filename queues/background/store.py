@@ -19,7 +19,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
-from redis.exceptions import WatchError
+from redis.exceptions import OutOfMemoryError, WatchError
 
 from queues import connections
 from queues.background.record import ActionRecord, now_ms
@@ -29,6 +29,13 @@ from queues.errors import ActionNotFound, RedisUnavailable
 
 _MAX_TRIES = 20  # looks at the work list before giving up when it keeps changing
 
+# At maxmemory Redis refuses a command that needs memory only while the script running it has
+# written nothing yet (it cannot stop a script halfway). Each script that writes an action's
+# record therefore begins with a write that needs none: PERSIST on the record, which has no
+# expiry until it is settled, so changes nothing. An action that removes jobs, and so frees
+# memory, is then never stopped by its own few bytes of bookkeeping.
+WRITE_FIRST = "redis.call('PERSIST', KEYS[1])\n"
+
 _FINISHED_LUA = (
     "local function finished(s) return s == 'done' or s == 'cancelled' or "
     "s == 'interrupted' or s == 'failed' end\n"
@@ -37,7 +44,8 @@ _FINISHED_LUA = (
 # Take an action over: this runner's token becomes its owner, which also aborts any batch its
 # previous runner still has in flight (those transactions WATCH the record).
 _CLAIM = (
-    _FINISHED_LUA
+    WRITE_FIRST
+    + _FINISHED_LUA
     + """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
@@ -55,7 +63,8 @@ return 1
 )
 
 _REQUEST_CANCEL = (
-    _FINISHED_LUA
+    WRITE_FIRST
+    + _FINISHED_LUA
     + """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
@@ -68,7 +77,8 @@ return 1
 
 # The end, written only by the runner that owns the action.
 _FINISH = (
-    _FINISHED_LUA
+    WRITE_FIRST
+    + _FINISHED_LUA
     + """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 if finished(redis.call('HGET', KEYS[1], 'state')) then return 0 end
@@ -80,7 +90,9 @@ return 1
 
 # One job of a list acted on: count it and move the cursor past it together.
 # Answers {owned, who asked to cancel}.
-_COMMIT_JOB = """
+_COMMIT_JOB = (
+    WRITE_FIRST
+    + """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return {0, ''} end
 if ARGV[2] == '1' then
   redis.call('HINCRBY', KEYS[1], 'count', 1)
@@ -90,6 +102,36 @@ end
 redis.call('HSET', KEYS[1], 'next', ARGV[3], 'updated', ARGV[4])
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'detail', ARGV[5]) end
 return {1, redis.call('HGET', KEYS[1], 'cancel') or ''}
+"""
+)
+
+_SAVE_DETAIL = WRITE_FIRST + "redis.call('HSET', KEYS[1], 'detail', ARGV[1])\n"
+
+# A new action, written even at maxmemory (for actions that free memory). KEYS: the record,
+# the work list, the recent list; ARGV: id, created (ms), how many recent to keep, then the
+# record's fields and values.
+_CREATE = (
+    WRITE_FIRST
+    + """
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[3]) + 1))
+return 1
+"""
+)
+
+# KEYS: a list action's job ids; ARGV: the next of them.
+_PUSH_IDS = "redis.call('PERSIST', KEYS[1])\nreturn redis.call('RPUSH', KEYS[1], unpack(ARGV))\n"
+
+# Off the work list first (a write that needs no memory), then marked settled to expire.
+# KEYS: the record, the work list, the job ids; ARGV: id, seconds to keep it.
+_SETTLE = """
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[1], 'settled', '1')
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[3])
+return 1
 """
 
 
@@ -108,6 +150,10 @@ class ActionStore:
         self._request_cancel = redis.register_script(_REQUEST_CANCEL)
         self._finish = redis.register_script(_FINISH)
         self._commit_job = redis.register_script(_COMMIT_JOB)
+        self._save_detail = redis.register_script(_SAVE_DETAIL)
+        self._create = redis.register_script(_CREATE)
+        self._push_ids = redis.register_script(_PUSH_IDS)
+        self._settle = redis.register_script(_SETTLE)
 
     def key(self, action_id: str) -> str:
         return f"{self.prefix}:action:{action_id}"
@@ -121,18 +167,21 @@ class ActionStore:
         job_ids: list[str] | None,
         keep_recent: int,
         same_work: Callable[[ActionRecord], bool] | None = None,
+        *,
+        even_when_full: bool = False,
     ) -> ActionRecord | None:
         """The record, its job ids and its place in the work list, all or nothing. With
         ``same_work``: unless an unfinished action of the work list is one it says does the
-        same work; that one is answered then, and nothing is written."""
+        same work; that one is answered then, and nothing is written. ``even_when_full``:
+        written at maxmemory too (an action that frees memory); otherwise Redis refuses it
+        then (OutOfMemoryError)."""
         for _ in range(_MAX_TRIES):
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
                     if same_work is not None:
                         # Two asked at once both write the work list: one of them looks again.
                         await pipe.watch(self.pending_key)
-                        running = await self._pending_records(pipe)
-                        first = next((r for r in running if same_work(r)), None)
+                        first = await self._same_running(pipe, same_work)
                         if first is not None:
                             return first
                         pipe.multi()  # type: ignore[no-untyped-call]
@@ -141,12 +190,44 @@ class ActionStore:
                     return None
                 except WatchError:
                     continue
-        raise RedisUnavailable("Bulk actions' work list kept changing; try again")
+                except OutOfMemoryError:
+                    if not even_when_full:
+                        raise
+                    break
+        else:
+            raise RedisUnavailable("Bulk actions' work list kept changing; try again")
+        return await self._create_when_full(record, job_ids, keep_recent, same_work)
 
-    async def _pending_records(self, pipe: Pipeline) -> list[ActionRecord]:
-        ids = [str(i) for i in await pipe.zrange(self.pending_key, 0, -1)]
-        found: list[Any] = [await pipe.hgetall(self.key(i)) for i in ids]  # decoded: str to str
-        return [r for r in map(ActionRecord.from_fields, found) if r.id and not r.finished]
+    async def _same_running(
+        self, redis: aioredis.Redis, same_work: Callable[[ActionRecord], bool]
+    ) -> ActionRecord | None:
+        ids = [str(i) for i in await redis.zrange(self.pending_key, 0, -1)]
+        found: list[Any] = [await redis.hgetall(self.key(i)) for i in ids]  # decoded: str to str
+        running = [r for r in map(ActionRecord.from_fields, found) if r.id and not r.finished]
+        return next((r for r in running if same_work(r)), None)
+
+    async def _create_when_full(
+        self,
+        record: ActionRecord,
+        job_ids: list[str] | None,
+        keep_recent: int,
+        same_work: Callable[[ActionRecord], bool] | None,
+    ) -> ActionRecord | None:
+        """At maxmemory Redis refuses every transaction (MULTI queues memory): the scripts
+        alone then, job ids first and the record last, so the runner never sees a record
+        without its jobs. The check for the same work just before is not atomic with it."""
+        if same_work is not None:
+            first = await self._same_running(self.redis, same_work)
+            if first is not None:
+                return first
+        ids = list(job_ids or [])
+        for start in range(0, len(ids), 1000):
+            chunk = ids[start : start + 1000]
+            await self._push_ids(keys=[self.ids_key(record.id)], args=chunk)
+        fields = [part for pair in record.to_fields().items() for part in pair]
+        keys = [self.key(record.id), self.pending_key, self.recent_key]
+        await self._create(keys=keys, args=[record.id, record.created_ms, keep_recent, *fields])
+        return None
 
     def _queue_create(
         self, pipe: Pipeline, record: ActionRecord, job_ids: list[str] | None, keep_recent: int
@@ -209,16 +290,12 @@ class ActionStore:
         return bool(owned), str(cancel or "")
 
     async def save_detail(self, action_id: str, detail: dict[str, Any]) -> None:
-        await self.redis.hset(self.key(action_id), "detail", json.dumps(detail))
+        await self._save_detail(keys=[self.key(action_id)], args=[json.dumps(detail)])
 
     async def settle(self, action_id: str, keep_s: int) -> None:
         """Finished and audited: off the work list; the record expires in ``keep_s``."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self.key(action_id), "settled", "1")
-            pipe.zrem(self.pending_key, action_id)
-            pipe.expire(self.key(action_id), keep_s)
-            pipe.delete(self.ids_key(action_id))
-            await pipe.execute()
+        keys = [self.key(action_id), self.pending_key, self.ids_key(action_id)]
+        await self._settle(keys=keys, args=[action_id, keep_s])
 
     async def forget(self, action_id: str) -> None:
         """A work-list entry whose record is gone (expired, or deleted by hand)."""

@@ -39,11 +39,16 @@ async def submit(
             prepared.job_ids,
             BackgroundSettings.from_config().keep_recent,
             same_work=(lambda other: _same_sweep(record, other)) if kind_name in SWEEPS else None,
+            even_when_full=kind_name in FREES_MEMORY,
         )
     if first is not None:
         raise AlreadyRunning(first)
     return record
 
+
+# Kinds that only remove jobs: they run at maxmemory too, since removing is how an operator frees
+# memory. The others are refused then ("Redis is full").
+FREES_MEMORY = frozenset({"clean", "remove-group", "remove-matches"})
 
 # Kinds that sweep a whole state: a second one of a queue's state while the first runs would
 # find nothing the first does not move, and only confuse the counts shown.
