@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from dashboard.job_view import live_context
 from dashboard.queue_access import QueueAccess
 from dashboard.viewer import ViewerKind, can_act_on
-from queues.jsontext import dumps
+from queues.jsontext import dumps, loads
 from queues.keys import QueueRef
 from queues.listing import JobPage
 from queues.live_protocol import (
@@ -169,12 +169,12 @@ def _progress_html(scope: str, value_json: str) -> str:
     # Workers report the same few small values over and over (25, 50, {"pct": 75, ...}).
     if len(value_json) <= 256:
         return _small_progress_html(scope, value_json)
-    return _render_progress(scope, json.loads(value_json))
+    return _render_progress(scope, loads(value_json))
 
 
 @functools.lru_cache(maxsize=1024)
 def _small_progress_html(scope: str, value_json: str) -> str:
-    return _render_progress(scope, json.loads(value_json))
+    return _render_progress(scope, loads(value_json))
 
 
 def _render_progress(scope: str, value: Any) -> str:

@@ -11,6 +11,7 @@ the scan stops when the client goes away.
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from collections.abc import AsyncGenerator
@@ -31,6 +32,10 @@ from queues.jsontext import dumps
 from queues.keys import STATES
 from queues.search import parse_query
 from queues.search_all import Match, Progress, QueueDone, search_queues
+
+logger = logging.getLogger(__name__)
+# The last line of a stream that failed for a reason the server logged (not the client's).
+STOPPED = "The search stopped on an error on the server (logged); its results so far are above"
 
 PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always comes)
 
@@ -138,6 +143,10 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                     yield _line(progress_line(item))
         except BullpenError as error:
             yield _line({"type": "error", "error": str(error)})
+        except Exception:
+            # A stream already begun cannot become a 500: its last line says it stopped.
+            logger.exception("search stream failed")
+            yield _line({"type": "error", "error": STOPPED})
         finally:
             slot.release()
 

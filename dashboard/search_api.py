@@ -8,6 +8,7 @@ row as the queue page renders it for this viewer, so the page inserts server HTM
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -26,6 +27,10 @@ from queues.errors import BullpenError
 from queues.jsontext import dumps
 from queues.keys import QueueRef
 from queues.search import ScanProgress, as_listed, search
+
+logger = logging.getLogger(__name__)
+# The last line of a stream that failed for a reason the server logged (not the client's).
+STOPPED = "The search stopped on an error on the server (logged); its results so far are above"
 
 
 def _line(item: dict[str, Any]) -> bytes:
@@ -88,6 +93,10 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse 
                 yield _progress_line(item)
         except BullpenError as error:
             yield _line({"type": "error", "error": str(error)})
+        except Exception:
+            # A stream already begun cannot become a 500: its last line says it stopped.
+            logger.exception("search stream failed")
+            yield _line({"type": "error", "error": STOPPED})
         finally:
             slot.release()
 

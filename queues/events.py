@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from queues.jsontext import loads_shown
 
 # Events after which a job sits in a different state (a retry shows up as ``waiting``).
 STATE_OF_EVENT: dict[str, str] = {
@@ -44,7 +45,7 @@ class QueueEvent:
         if raw is None:
             return None
         try:
-            return json.loads(raw)
+            return loads_shown(raw)
         except ValueError:
             return raw
 

@@ -12,7 +12,6 @@ one round trip too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from queues.connection import get_client
 from queues.detail import job_ref_from_key
 from queues.errors import JobNotFound, QueueDataError
 from queues.job_fields import job_from_hash
+from queues.jsontext import loads
 from queues.keys import QueueRef
 from queues.redis_errors import translate_redis_errors
 from queues.scripts import is_noscript, script
@@ -60,7 +60,7 @@ def _parent_of(
     parent = raw.get("parent")
     if parent:
         try:
-            found = json.loads(parent)
+            found = loads(parent)
             prefix, _, name = str(found["queueKey"]).rpartition(":")
             readable = prefix in get_config()["PREFIXES"]
             if readable and name and found.get("id") is not None:

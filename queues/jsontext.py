@@ -3,6 +3,10 @@
 orjson refuses what BullMQ data may hold (NaN, integers over 64 bits); such text falls back to
 the standard library, so a job reads the same either way. Node writes JSON of any depth;
 ``loads_shown`` refuses what is nested too deeply to show or write back, as :class:`TooDeep`.
+
+Node also writes text cut inside an emoji (half of a UTF-16 surrogate pair) as a ``\ud83c``
+escape, which no page, answer or log can encode: every string decoded here reads such a lone
+surrogate as U+FFFD. Every decoder of stored or given JSON goes through this module.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ import orjson
 MAX_DEPTH = 200
 # A string (escapes included) or one bracket: what the depth scan steps over.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+# A surrogate's escape in JSON text, and a surrogate in decoded text (left alone only in pairs,
+# which the decoders join into one character).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TooDeep(ValueError):
@@ -25,10 +33,45 @@ class TooDeep(ValueError):
 
 
 def loads(text: str) -> Any:
+    """JSON text decoded; ValueError for text that is not JSON, or is nested deeper than the
+    standard library's parser can go (RecursionError is one no caller expects)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)  # raises ValueError for text that is not JSON at all
+        pass
+    try:
+        value = json.loads(text)  # raises ValueError for text that is not JSON at all
+    except RecursionError:
+        raise TooDeep("nested too deeply to read") from None
+    if _SURROGATE_ESCAPE.search(text):
+        return without_lone_surrogates(value)
+    return value
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys included) read as U+FFFD.
+    Walked without recursion: a value as deep as the parser allows is walked too."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if not isinstance(value, (list, dict)):
+        return value
+    root: list[Any] = [value]
+    pending: list[tuple[list[Any] | dict[str, Any], Any, Any]] = [(root, 0, value)]
+    while pending:
+        parent, key, item = pending.pop()
+        if isinstance(item, str):
+            parent[key] = _SURROGATE.sub("\ufffd", item)
+        elif isinstance(item, list):
+            copy: list[Any] = list(item)
+            parent[key] = copy
+            pending.extend((copy, index, child) for index, child in enumerate(item))
+        elif isinstance(item, dict):
+            fixed: dict[str, Any] = {}
+            for name, child in item.items():
+                fixed[_SURROGATE.sub("\ufffd", name)] = child
+            parent[key] = fixed
+            pending.extend((fixed, name, child) for name, child in fixed.items())
+    return root[0]
 
 
 def loads_shown(text: str) -> Any:

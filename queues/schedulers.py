@@ -12,13 +12,13 @@ is ``due``, its job waiting for a worker (its "next run" is not in the past).
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from bullmq.job import optsFromJSON
 
 from queues.connection import get_client
+from queues.jsontext import loads_shown
 from queues.keys import QueueRef
 from queues.redact_setting import configured_rules
 from queues.redaction import redact_job
@@ -38,9 +38,9 @@ def _json(value: str | None) -> Any:
     if value is None:
         return None
     try:
-        return json.loads(value)
-    except ValueError:
-        return value  # shown raw rather than failing the list
+        return loads_shown(value)
+    except ValueError:  # not JSON, or too deep to show: shown raw rather than failing the list
+        return value
 
 
 def _template_opts(value: str | None) -> Any:

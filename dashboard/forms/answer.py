@@ -6,12 +6,12 @@ Field messages start with ``%(name)s``: the parameter as the client spelled it.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from django import forms
 from django.http import HttpRequest
 
+from queues import jsontext
 from queues.errors import BadParameter
 
 FormType = TypeVar("FormType", bound=forms.Form)
@@ -35,7 +35,11 @@ def action_input(request: HttpRequest) -> dict[str, Any]:
     merged: dict[str, Any] = dict(request.GET.items())
     if request.content_type == "application/json" and request.body:
         try:
-            body = json.loads(request.body)
+            body = jsontext.loads_shown(request.body.decode("utf-8", "replace"))
+        except jsontext.TooDeep:
+            raise BadParameter(
+                f"The JSON body is nested deeper than {jsontext.MAX_DEPTH} levels"
+            ) from None
         except ValueError:
             raise BadParameter("The body is not valid JSON") from None
         if not isinstance(body, dict):

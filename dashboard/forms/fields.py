@@ -8,13 +8,13 @@ the client sent goes in as a parameter, never into the message itself.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 
 from dashboard.duration_input import ACCEPTED, MAX_MS, DurationError, parse_duration_ms
+from queues import jsontext
 
 # Job ids and similar names: longer ones cannot be BullMQ's.
 MAX_ID = 1024
@@ -168,7 +168,13 @@ class JsonField(SharedField):
         if not isinstance(value, str):
             return value
         try:
-            return json.loads(value)
+            return jsontext.loads_shown(value)
+        except jsontext.TooDeep:
+            raise ValidationError(
+                "%(name)s is nested deeper than %(limit)s levels",
+                code="too_deep",
+                params={"limit": jsontext.MAX_DEPTH},
+            ) from None
         except ValueError:
             raise ValidationError(
                 '%(name)s is not valid JSON (text needs quotes, as in "hello")', code="invalid"

@@ -17,6 +17,7 @@
 //   add             --queue Q --name N --data JSON [--opts JSON]
 //   add-bulk        --queue Q --name N --count C [--data JSON]
 //   add-raw-hostile --queue Q
+//   add-cut-emoji   --queue Q [--count N]
 //   many-queues     --count N [--services a,b,c] [--failed-every K] [--paused-every K]
 //   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS] [--metrics MAX_DATA_POINTS] [--clock-behind-ms MS]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
@@ -468,6 +469,18 @@ async function addRawHostile(flags) {
   return { ids: { script: script.id, big: big.id }, names: { script: script.name, big: big.name } };
 }
 
+// Jobs whose name and data hold text cut inside an emoji (a lone surrogate), as a producer
+// that truncates strings by UTF-16 length writes them.
+async function addCutEmoji(flags) {
+  const queue = track(new Queue(required(flags, 'queue'), baseOptions(flags)));
+  const cut = 'party \u{1F389}'.slice(0, -1);
+  const ids = [];
+  for (let i = 0; i < intFlag(flags, 'count', 1); i += 1) {
+    ids.push((await queue.add(`greet ${cut}`, { text: cut, nested: { note: cut } })).id);
+  }
+  return { ids, text: cut };
+}
+
 // --------------------------------------------------------------------- work
 
 async function work(flags) {
@@ -742,6 +755,7 @@ const COMMANDS = {
   add,
   'add-bulk': addBulk,
   'add-raw-hostile': addRawHostile,
+  'add-cut-emoji': addCutEmoji,
   'many-queues': manyQueues,
   work,
   'retry-later': retryLater,
