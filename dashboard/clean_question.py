@@ -3,6 +3,7 @@
 
 ``q/<queue>/clean/`` (GET, from the clean form) answers the question as markup with the button
 that starts the clean with exactly those values; the clean itself is the usual action (POST).
+A value the form refuses answers JSON ``{"error"}``, which the page shows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.utils.translation import gettext, ngettext
 from dashboard.actions_api import queue_ref
 from dashboard.forms.actions import CleanForm
 from dashboard.forms.answer import valid
-from dashboard.guards import page_view
+from dashboard.guards import api_view
 from dashboard.state_labels import state_label
 from queues.background.record import now_ms
 from queues.background.set_kinds import CLEANABLE, older_than
@@ -65,7 +66,7 @@ def clean_question(state: str, grace_ms: int, limit: int, older: int | None) -> 
     return f"{text} {gettext('This cannot be undone.')}"
 
 
-@page_view
+@api_view
 async def clean_confirm(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
     found = valid(CleanForm(request.GET)).cleaned_data
