@@ -34,7 +34,9 @@ async def test_at_maxmemory_removals_run_and_the_others_say_redis_is_full(
     await node(peer, "work", "--queue", "full", "--count", "4", "--fail")  # 4 failed
     for _ in range(2):
         opts = '{"delay": 3600000}'
-        await node(peer, "add", "--queue", "full", "--name", "later", "--data", "{}", "--opts", opts)
+        await node(
+            peer, "add", "--queue", "full", "--name", "later", "--data", "{}", "--opts", opts
+        )
     await node(peer, "add-bulk", "--queue", "spare", "--name", "n", "--count", "3")
     await node(peer, "add-bulk", "--queue", "gone", "--name", "n", "--count", "2")
     assert (await post(client, "queues/gone/pause/")).status_code == 200

@@ -90,3 +90,44 @@ async def test_retry_all_shows_progress_then_the_count(
             "select count, status from bullpen_auditentry where action = 'retry-all' order by id"
         ).fetchall()
     assert rows == [(0, 202), (40, 200)]
+
+
+async def test_clean_asks_with_its_grace_limit_and_count(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, redis_client: Any
+) -> None:
+    peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "3")
+    peer("work", "--queue", "mail", "--count", "3")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        context = await browser.new_context(
+            http_credentials={"username": "operator", "password": "s3cret-pass"}
+        )
+        page = await context.new_page()
+        completed_tab = "/queues/q/mail/%3Fstate%3Dcompleted"
+        await page.goto(f"{bullpen_server.url}/queues/sign-in?next={completed_tab}")
+        await expect(page.locator("#live-status")).to_have_text("live")
+        form = page.get_by_test_id("clean")
+        await form.get_by_role("button", name="Clean…").click()
+        question = page.get_by_test_id("clean-question")
+        # The form's own values, and how many jobs they find: none is an hour old.
+        await expect(question).to_have_text(
+            "Remove up to 1,000 completed jobs older than 1 h? "
+            "0 completed jobs are older than 1 h now. This cannot be undone."
+        )
+        await expect(page.get_by_test_id("clean-go")).to_have_count(0)
+        await page.get_by_test_id("clean-dismiss").click()
+        await expect(question).to_have_count(0)
+
+        await page.get_by_test_id("clean-grace").fill("1 ms")
+        await form.locator('input[name="limit"]').fill("2")
+        await form.get_by_role("button", name="Clean…").click()
+        await expect(question).to_have_text(
+            "Remove up to 2 completed jobs older than 1 ms? "
+            "3 completed jobs are older than 1 ms now. This cannot be undone."
+        )
+        await page.screenshot(path=tmp_path / "clean-question.png", full_page=True)
+        await page.get_by_test_id("clean-go").click()
+        bar = page.get_by_test_id("bulk-progress")
+        await expect(bar).to_contain_text("2 jobs cleaned from completed", timeout=20000)
+        assert redis_client.zcard("bull:mail:completed") == 1
+        await browser.close()

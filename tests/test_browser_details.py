@@ -70,11 +70,16 @@ async def test_clean_older_than_a_typed_duration(
     await grace.fill("half an hour")
     await page.get_by_test_id("clean").locator("button").click()
     await expect(page.locator("#toast")).to_contain_text("units: ms, s, min, h, d, w")
+    await expect(page.get_by_test_id("clean-question")).to_have_count(0)
     await page.screenshot(path=SHOTS / "small-clean-refused.png", full_page=True)
     assert len(peer("inspect", "--queue", "tidy")["jobs"]["waiting"]) == 4
 
     await grace.fill("30 min")
     await page.get_by_test_id("clean").locator("button").click()
+    await expect(page.get_by_test_id("clean-question")).to_have_text(
+        "Remove up to 1,000 waiting jobs older than 30 min? This cannot be undone."
+    )
+    await page.get_by_test_id("clean-go").click()
     await expect(page.locator(".listbar .total")).to_have_text("2")  # the page reloaded
     await page.screenshot(path=SHOTS / "small-clean-done.png", full_page=True)
     waiting = peer("inspect", "--queue", "tidy")["jobs"]["waiting"]

@@ -161,5 +161,16 @@ class Clean:
             await work.between_batches()
 
 
+async def older_than(ref: QueueRef, state: str, grace_ms: int, now: int) -> int | None:
+    """How many of the state's jobs a clean with this grace would find now, where that is known
+    without reading the jobs: completed and failed jobs are kept by the time they finished.
+    Elsewhere (None) BullMQ's clean reads each job's own time."""
+    bull_state = _bull_state(state)
+    if bull_state not in _BATCHED_CLEAN:
+        return None
+    async with translate_redis_errors():
+        return int(await get_client(ref.connection).zcount(ref.key(bull_state), 0, now - grace_ms))
+
+
 def _bull_state(state: str) -> str:
     return "wait" if state == "waiting" else state
