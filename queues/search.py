@@ -25,7 +25,7 @@ from queues.conf import get_config
 from queues.connection import get_client
 from queues.discovery import known
 from queues.errors import BadParameter, QueueNotFound
-from queues.jsontext import loads
+from queues.jsontext import loads_shown
 from queues.keys import STATES, QueueRef
 from queues.listing import fetch_jobs
 from queues.redis_errors import translate_redis_errors
@@ -93,7 +93,9 @@ def parse_query(raw: str) -> Query:
         path = tuple(field.group(1).strip(".").split("."))
         text = field.group(3).strip()
         try:
-            value = loads(text)
+            # A value nested deeper than any shown one matches none: it is compared as the text
+            # it is (as a value, its text form overflows Python's recursion limit on each job).
+            value = loads_shown(text)
         except ValueError:
             value = text.strip("'\"")
         return Query("field", path=path, value=value)

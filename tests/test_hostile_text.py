@@ -5,6 +5,7 @@ what cannot be read is said, and an operator's refused input is audited."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import Any
@@ -115,3 +116,18 @@ async def test_operator_input_thousands_deep_is_refused_and_audited(
         AuditEntry.objects.filter(queue="edit").values_list("action", "status")
     )
     assert sorted(entries) == [("add", 400), ("update-data", 400)]
+
+
+async def test_a_deep_query_value_ends_its_search(client: AsyncClient, peer: Peer) -> None:
+    peer("add-bulk", "--queue", "mail", "--name", "n", "--count", "50", "--data", '{"a": 1}')
+    deep = "[" * 990 + "]" * 990  # 2 KB, within the longest query
+    response = await asyncio.wait_for(
+        client.get(
+            "/queues/api/queues/mail/search/", {"state": "waiting", "q": f"data.a = {deep}"}
+        ),
+        30,
+    )
+    lines = _lines(await asyncio.wait_for(_streamed(response), 30))
+    assert [line for line in lines if line["type"] == "error"] == []
+    assert lines[-1]["type"] == "progress" and lines[-1]["done"] and lines[-1]["scanned"] == 50
+    assert lines[-1]["matched"] == 0
