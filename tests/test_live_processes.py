@@ -54,6 +54,15 @@ def owner_pid(redis_client: Any) -> int | None:
     return int(owner.split(":")[1]) if owner else None
 
 
+async def lease_taken_by(redis_client: Any, server: LiveServer, within: float = 15) -> None:
+    """Waits until ``server`` holds the live lease: a page's first counts may be read before its
+    process's reader has taken it."""
+    deadline = time.monotonic() + within
+    while owner_pid(redis_client) != server.process.pid:
+        assert time.monotonic() < deadline, f"the lease is held by {owner_pid(redis_client)}"
+        await asyncio.sleep(0.1)
+
+
 async def test_one_reader_and_takeover(
     two_servers: list[LiveServer], peer: Peer, redis_client: Any
 ) -> None:
@@ -108,7 +117,7 @@ async def test_a_paused_reader_hands_no_old_counts_to_pages(
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
     watching_first = await watch_overview(first)
     await wait_for_waiting(watching_first, "mail", 1)
-    assert owner_pid(redis_client) == first.process.pid
+    await lease_taken_by(redis_client, first)
     watching_second = await watch_overview(second)
     await wait_for_waiting(watching_second, "mail", 1)
 
@@ -161,7 +170,7 @@ async def test_every_process_lists_a_queue_the_reader_saw_created(
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
     overview = await watch_overview(first)  # the first process reads the streams
     await wait_for_waiting(overview, "mail", 1)
-    assert owner_pid(redis_client) == first.process.pid
+    await lease_taken_by(redis_client, first)
     assert await listed_queues(second) == ["mail"]  # the second keeps this scan for 30 s
 
     # Node writes a new queue: once the reader has seen it, the other process lists it too.
