@@ -1,6 +1,9 @@
-"""In Chromium: the figures of the last hour agree wherever a page shows them: the overview row's
-sparkline tooltip, its failed-in-the-last-hour alert badge, and the queue page's throughput
-totals, all as the finished sets hold them."""
+"""In Chromium: what on-call reads is true. The figures of the last hour agree wherever a page
+shows them (the overview row's sparkline tooltip, its failed-in-the-last-hour alert badge, the
+queue page's throughput totals), as the finished sets hold them; a retried failure stays in its
+group."""
+
+# ruff: noqa: F811 - pytest fixtures imported from tests.worker_fixtures
 
 from __future__ import annotations
 
@@ -13,8 +16,11 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, async_playwright, expect
 
+from queues.runner import Producer, QueueOptions, Registry
 from queues.sampler import MINUTE_MS
 from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
+from tests.test_failure_frames import _charge
+from tests.worker_fixtures import Runners, runners, wait_for  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser
 
@@ -64,3 +70,33 @@ async def test_the_last_hours_figures_agree_on_every_page(
     await expect(totals).to_have_text(
         "3 completed · 110 failed · failure rate 97% · from bullmq-metrics"
     )
+
+
+async def test_a_retried_job_with_a_long_traceback_shows_in_its_handlers_group(
+    runners: Runners, bullpen_server: LiveServer, browser: Browser, redis_client: Any
+) -> None:
+    """Bullpen's Python runner: one job failing once, one failing twice, each with a traceback
+    of several kilobytes. The failed tab shows one group, named after the handler's frame."""
+    registry = Registry()
+
+    @registry.handler("payments", QueueOptions(attempts=2, backoff_ms=10))
+    async def charge(payload: dict[str, Any]) -> None:
+        _charge(payload)
+
+    async with Producer(registry) as producer:
+        await producer.add("payments", "charge", {"order": 1}, attempts=1)
+        await producer.add("payments", "charge", {"order": 2})
+    await runners.start(registry)
+
+    async def failed() -> bool:
+        return int(redis_client.zcard("bull:payments:failed")) == 2
+
+    await wait_for("two failed charges", failed)
+    page = await (await browser.new_context(viewport={"width": 1300, "height": 900})).new_page()
+    await page.goto(f"{bullpen_server.url}/queues/q/payments/?state=failed")
+    groups = page.get_by_test_id("failure-groups")
+    await expect(groups.locator("tbody tr")).to_have_count(1)
+    row = groups.locator("tbody tr").first
+    await expect(row.locator(".count")).to_have_text("2")
+    await expect(row.locator(".where")).to_have_text("test_failure_frames.py in _charge")
+    await expect(row.locator(".reason")).to_have_text("card declined for order <n>")
