@@ -131,9 +131,23 @@ class WriteOnceCluster(RedisCluster):
         except (RedisConnectionError, RedisTimeoutError) as error:
             if is_safe(args):
                 raise
+            if never_sent(error):
+                raise RedisConnectionError(f"the change was not sent ({error})") from error
             raise WriteOutcomeUnknown(
                 f"the connection to Redis broke after the change was sent ({error})"
             ) from error
+
+
+def never_sent(error: BaseException) -> bool:
+    """Whether ``error`` came from opening the connection, before any command was written to
+    it: the node refused the connection (a master that is down), or did not answer the
+    connect. redis-py raises those as ConnectionError / TimeoutError "… connecting to …"."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return "connecting to" in str(error)
 
 
 async def _nothing(error: Exception) -> None:

@@ -4,6 +4,7 @@ retry every failed job and watch it happen."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer
+from tests.conftest import CHROMIUM_ARGS, LiveServer, Peer, start_bullpen, stop_bullpen
+from tests.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 
@@ -131,3 +133,36 @@ async def test_clean_asks_with_its_grace_limit_and_count(
         await expect(bar).to_contain_text("2 jobs cleaned from completed", timeout=20000)
         assert redis_client.zcard("bull:mail:completed") == 1
         await browser.close()
+
+
+async def test_a_second_retry_all_while_the_first_runs_says_so(
+    peer: Peer, redis_server: RedisServer, chromium_path: str, tmp_path: Path, redis_client: Any
+) -> None:
+    peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "200")
+    peer("work", "--queue", "mail", "--count", "200", "--fail", "--concurrency", "100")
+    # Small, slow batches: the first retry-all runs for seconds.
+    slow = {"BULLPEN_TEST_ACTIONS": json.dumps({"batch_size": 10, "pause_ms": 250})}
+    server = start_bullpen(redis_server.url, tmp_path / "daphne.log", extra_env=slow)
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+            context = await browser.new_context(
+                http_credentials={"username": "operator", "password": "s3cret-pass"}
+            )
+            page = await context.new_page()
+            page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+            failed_tab = "/queues/q/mail/%3Fstate%3Dfailed"
+            await page.goto(f"{server.url}/queues/sign-in?next={failed_tab}")
+            await expect(page.locator("#live-status")).to_have_text("live")
+            retry_all = page.get_by_role("button", name="Retry all failed")
+            await retry_all.click()
+            await expect(page.get_by_test_id("bulk-progress")).to_be_visible()
+            await retry_all.click()
+            toast = page.locator("#toast")
+            await expect(toast).to_contain_text("is already")
+            await expect(toast).to_contain_text("wait for it to end or cancel it")
+            await page.screenshot(path=tmp_path / "second-retry-all.png", full_page=True)
+            await browser.close()
+    finally:
+        stop_bullpen(server)
+    assert redis_client.zcard("bull:mail:failed") + redis_client.llen("bull:mail:wait") == 200
