@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -20,6 +21,7 @@ from queues.actions.result import ActionResult
 from queues.alerts import read_alerts
 from queues.counts import summaries
 from queues.dead_letters import dead_letter_ref
+from queues.detail import job_live_view
 from queues.errors import BadParameter
 from queues.failure_groups import (
     FailureGroup,
@@ -136,7 +138,10 @@ async def find_page(request: HttpRequest) -> HttpResponse:
     matches = await _find(request, job_id) if job_id else []
     if len(matches) == 1:
         return HttpResponseRedirect(reverse("bullpen:job", args=[matches[0].slug, job_id]))
-    return render(request, "bullpen/find.html", {"job_id": job_id, "matches": matches})
+    # Several queues hold a job of that id: each one's state tells them apart.
+    jobs = await asyncio.gather(*(job_live_view(ref, job_id) for ref in matches))
+    found = [(ref, job["state"]) for ref, job in zip(matches, jobs, strict=True)]
+    return render(request, "bullpen/find.html", {"job_id": job_id, "matches": found})
 
 
 @page_view

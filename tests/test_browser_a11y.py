@@ -136,6 +136,8 @@ async def sweep(
     # A search in the waiting tab, its results streamed into the page.
     await page.goto(server.url + "/queues/q/shop/?state=waiting")
     await settle(page)
+    if not await page.locator("form.search input[name=q]").is_visible():
+        await page.get_by_test_id("search-fold").locator("summary").click()  # folded on a phone
     await page.locator("form.search input[name=q]").fill("order")
     await page.locator("form.search input[name=q]").press("Enter")
     await expect(page.locator("#search-results tbody tr")).to_have_count(2)

@@ -294,6 +294,10 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
         # No queue by that name: the jobs of every queue are searched for it.
         await type_in_box(page, "nosuch")
         await expect(matches.locator(".switcher-none")).to_have_text("No queue matches “nosuch”.")
+        # What Enter does then is said, not only in the box's hidden hint.
+        await expect(matches.get_by_test_id("switcher-enter")).to_have_text(
+            "Enter opens the job of that id, or else searches the jobs of every queue for “nosuch”."
+        )
         await page.get_by_label("Go to queue").press("Enter")
         await expect(page).to_have_url(f"{closed_site.url}/queues/search/?q=nosuch")
         await expect(page.get_by_test_id("search-none")).to_be_visible()

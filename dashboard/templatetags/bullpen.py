@@ -262,7 +262,7 @@ def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> S
 
     return format_html(
         '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
-        'aria-label="completed and failed per minute">'
+        'aria-label="{}">'
         '<polyline class="done" fill="none" stroke="#1e7b34" stroke-width="1.2" points="{}"/>'
         '<polyline class="failed" fill="none" stroke="#b3261e" stroke-width="1.2" points="{}"/>'
         "</svg>",
@@ -270,6 +270,7 @@ def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> S
         height,
         width,
         height,
+        gettext("completed and failed per minute"),
         line("completed"),
         line("failed"),
     )

@@ -574,6 +574,9 @@
   function focusSearch() {
     for (var i = 0; i < SEARCHES.length; i++) {
       var field = document.querySelector(SEARCHES[i]);
+      // A phone folds the page's search under a summary: "/" opens it.
+      var folded = field && field.closest("details.fold:not([open])");
+      if (folded) folded.open = true;
       if (shown(field)) { field.focus(); field.select(); return true; }
     }
     return false;

@@ -229,6 +229,9 @@ async def test_admin_links_to_bullpen(users: dict[str, User]) -> None:
         page = await root.get(admin_page)
         assert page.status == 200, (admin_page, page.status)
         assert page.text.count(f'href="{MOUNT}"') == 2, admin_page
+        # One "Bullpen" box: the dashboard is the first row of the audit log's.
+        boxes = re.findall(r"<caption>\s*<a [^>]*>\s*Bullpen\s*</a>", page.text)
+        assert len(boxes) == 1, (admin_page, boxes)
         assert "/admin/bullpen/auditentry/" in page.text
 
 
