@@ -152,7 +152,9 @@ async def test_a_failure_group_is_fixed_when_asked_for(
     body = accepted(
         await post(client, "queues/grp/failure-groups/remove/", {"signature": group["signature"]})
     )
-    assert body["total"] == 4 and body["params"] == {"signature": group["signature"]}
+    assert body["total"] == 4 and body["params"]["signature"] == group["signature"]
+    # The group's label is kept with the action, for the audit log to say which group it was.
+    assert "failed on purpose" in body["params"]["group"]
     end = await finished(client, body)
     assert (end["count"], end["text"]) == (4, "4 jobs removed")
     assert redis_client.zcard("bull:grp:failed") == 0
