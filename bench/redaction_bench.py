@@ -63,7 +63,7 @@ def main() -> None:
     django.setup()
     from django.test import override_settings
 
-    from queues.job_fields import job_from_hash
+    from queues.reads.job_fields import job_from_hash
 
     print("| REDACT | CPU µs per job (best round) |\n|---|---:|")
     for label, paths in SETTINGS.items():

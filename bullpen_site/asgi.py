@@ -14,9 +14,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from dashboard.asgi_fast import FastReadAPI  # noqa: E402
-from dashboard.asgi_services import with_background_services  # noqa: E402
+from dashboard.api.fast_path import FastReadAPI  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
+from dashboard.services import with_background_services  # noqa: E402
 
 # Bulk actions and alerts start with the server (not with its first request).
 application = with_background_services(

@@ -12,12 +12,14 @@ class DashboardConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import request_started
 
+        from dashboard.alerts.sender import start_with_requests
+
         # Importing the modules registers the system checks (what a host site forgot, whether
         # basic credentials are throttled, and dependency versions the fast paths were not
         # written against) and the receiver that closes a signed-out session's live sockets,
         # whichever process serves the sign-out.
-        from dashboard import checks, socket_auth, throttle_checks, version_check  # noqa: F401
-        from dashboard.alert_sender import start_with_requests
+        from dashboard.checks import mounting, throttle, versions  # noqa: F401
+        from dashboard.live import socket_auth  # noqa: F401
 
         # Alerts are sent with no dashboard open: the first request starts the sender.
         request_started.connect(start_with_requests, dispatch_uid="bullpen-alerts")

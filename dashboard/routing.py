@@ -13,9 +13,9 @@ from django.core.handlers.asgi import ASGIHandler
 from django.urls import URLPattern, path
 from django.urls.resolvers import RoutePattern
 
-from dashboard.consumers import LiveConsumer
-from dashboard.ws_origin import SameOriginValidator
-from queues.conf import get_config
+from dashboard.live.consumers import LiveConsumer
+from dashboard.live.ws_origin import SameOriginValidator
+from queues.config.settings import get_config
 
 
 def websocket_route() -> URLPattern:

@@ -4,28 +4,16 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from dashboard import (
-    account_views,
-    api,
-    charts,
-    clean_question,
-    flow_views,
-    group_actions,
-    metrics,
-    runner_views,
-    scheduler_actions,
-    search_actions,
-    search_all_api,
-    search_api,
-    search_page,
-    triage,
-    views,
-)
-from dashboard import actions_api as act
-from dashboard import background_api as bg
-from dashboard import switcher as go
-from dashboard.converters import ActionIdConverter, NameConverter
-from dashboard.not_found import not_found
+from dashboard.api import actions as act
+from dashboard.api import group_actions, metrics, reads, scheduler_actions, worker_runner_views
+from dashboard.auth import account_views
+from dashboard.bulk import api as bg
+from dashboard.bulk import clean_question
+from dashboard.pages import charts, flow_views, triage, views
+from dashboard.pages import switcher as go
+from dashboard.pages.converters import ActionIdConverter, NameConverter
+from dashboard.pages.not_found import not_found
+from dashboard.search import all_queues_api, match_actions, queue_api, results_page
 
 register_converter(NameConverter, "bullpen_name")
 register_converter(ActionIdConverter, "action_id")
@@ -48,8 +36,8 @@ urlpatterns = [
     path("sign-out", account_views.sign_out, name="sign-out"),
     path("audit/", account_views.audit_log, name="audit"),
     path("find/", triage.find_page, name="find"),
-    path("search/", search_page.search_page, name="search"),
-    path("api/search/", search_all_api.search_all, name="api-search-all"),
+    path("search/", results_page.search_page, name="search"),
+    path("api/search/", all_queues_api.search_all, name="api-search-all"),
     path("go/", go.go_to_queue, name="go"),
     path("go/suggestions/", go.suggestions, name="go-suggestions"),
     path("metrics", metrics.metrics, name="metrics"),
@@ -70,17 +58,21 @@ urlpatterns = [
         name="remove-group",
     ),
     path("api/queues/<bullpen_name:queue>/workers/", triage.workers_api, name="api-workers"),
-    path("api/queues/<bullpen_name:queue>/search/", search_api.search_api, name="api-search"),
+    path("api/queues/<bullpen_name:queue>/search/", queue_api.search_api, name="api-search"),
     path(
         "api/queues/<bullpen_name:queue>/search/<slug:action>/",
-        search_actions.search_action,
+        match_actions.search_action,
         name="search-action",
     ),
     path(
         "api/queues/<bullpen_name:queue>/throughput/", charts.throughput_api, name="api-throughput"
     ),
     path("q/<bullpen_name:queue>/throughput/", charts.throughput_fragment, name="throughput"),
-    path("q/<bullpen_name:queue>/schedulers/", runner_views.schedulers_fragment, name="schedulers"),
+    path(
+        "q/<bullpen_name:queue>/schedulers/",
+        worker_runner_views.schedulers_fragment,
+        name="schedulers",
+    ),
     path(
         "api/queues/<bullpen_name:queue>/schedulers/",
         scheduler_actions.schedulers,
@@ -91,10 +83,10 @@ urlpatterns = [
         scheduler_actions.run_now,
         name="run-scheduler",
     ),
-    path(f"{JOB}replay/", runner_views.replay, name="replay"),
+    path(f"{JOB}replay/", worker_runner_views.replay, name="replay"),
     path(
         "api/queues/<bullpen_name:queue>/dead-letters/drop-completed/",
-        runner_views.drop_completed,
+        worker_runner_views.drop_completed,
         name="drop-completed-dead-letters",
     ),
     path(f"{JOB}flow/", flow_views.flow_api, name="api-flow"),
@@ -103,9 +95,9 @@ urlpatterns = [
         flow_views.flow_fragment,
         name="flow-tree",
     ),
-    path("api/queues/", api.queues_list, name="api-queues"),
-    path("api/queues/<bullpen_name:queue>/jobs/", api.jobs_list, name="api-jobs"),
-    path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", api.job, name="api-job"),
+    path("api/queues/", reads.queues_list, name="api-queues"),
+    path("api/queues/<bullpen_name:queue>/jobs/", reads.jobs_list, name="api-jobs"),
+    path("api/queues/<bullpen_name:queue>/jobs/<bullpen_name:job_id>/", reads.job, name="api-job"),
     # Actions (POST)
     path("api/pause-all/", act.pause_all, name="pause-all"),
     path("api/resume-all/", act.resume_all, name="resume-all"),

@@ -38,7 +38,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
-# Sign-ins throttled as in the standalone site (tests/test_throttle.py shortens the cool-off).
+# Sign-ins throttled as in the standalone site (tests/auth/test_throttle.py shortens the cool-off).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "dashboard.auth_backend.BasicAuthBackend",

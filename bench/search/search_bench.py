@@ -7,7 +7,8 @@ Run from the repository root with the project's virtualenv::
     ./.venv/bin/python bench/search/search_bench.py --jobs 1000       # 1,000 queues x 1,000 jobs
 
 Starts a throw-away ``redis-server``, fills it with Node BullMQ (``bench/node/seed_search.mjs``),
-then runs Bullpen's cross-queue search (``queues.search_all.search_queues``, as ``api/search/``
+then runs Bullpen's cross-queue search (``queues.search.all_queues.search_queues``, as
+``api/search/``
 runs it) over every job for a customer id (text), for a JSON field, and both at once (two
 searches side by side, as the per-client limit allows). For each it prints:
 
@@ -121,10 +122,10 @@ def probe(url: str, stop: Any, result: Any) -> None:
 
 
 async def one_search(query: str, budget: int) -> dict[str, Any]:
-    from queues.discovery import discovered
-    from queues.keys import STATES
-    from queues.search_all import Match, Progress, search_queues
-    from queues.step_pace import Pace
+    from queues.reads.discovery import discovered
+    from queues.reads.keys import STATES
+    from queues.search.all_queues import Match, Progress, search_queues
+    from queues.search.step_pace import Pace
 
     refs = sorted((await discovered()).queues)
     began = last = time.perf_counter()
@@ -169,7 +170,7 @@ def measured(
     time.sleep(0.2)
 
     async def both() -> list[dict[str, Any]]:
-        from queues.connection import close_current
+        from queues.redis.clients import close_current
 
         try:
             return list(await asyncio.gather(*(one_search(q, budget) for q in queries)))

@@ -78,8 +78,8 @@ async def seed(queue: str, jobs: int) -> None:
 
 async def python_runner(queue: str, jobs: int, concurrency: int) -> dict[str, float]:
     from queues.runner import QueueOptions, Registry
-    from queues.runner.logs import configure_json_logs
-    from queues.runner.runner import WorkerRunner
+    from queues.runner.json_logs import configure_json_logs
+    from queues.runner.supervisor import WorkerRunner
 
     configure_json_logs(DEVNULL)
     registry = Registry()
@@ -111,7 +111,7 @@ async def package_worker(queue: str, jobs: int, concurrency: int) -> dict[str, f
     without which it stalls): for comparison."""
     from bullmq import Worker
 
-    from queues.connection import new_client
+    from queues.redis.clients import new_client
 
     async def noop(job: Any, token: str) -> None:
         return None
@@ -206,7 +206,7 @@ def delivered(redis_url: str, queue: str, window_ms: int) -> int:
 
 async def limited_runner(queue: str, limit_max: int, window: int, run_ms: int) -> None:
     from queues.runner import Limiter, QueueOptions, Registry
-    from queues.runner.runner import WorkerRunner
+    from queues.runner.supervisor import WorkerRunner
 
     registry = Registry()
     options = QueueOptions(attempts=1, concurrency=10, remove_on_complete=100_000)
@@ -221,7 +221,7 @@ async def limited_package_worker(queue: str, limit_max: int, window: int, run_ms
     """The Python package's own Worker, with the socket-timeout pitfall avoided."""
     from bullmq import Worker
 
-    from queues.connection import new_client
+    from queues.redis.clients import new_client
 
     async def noop(job: Any, token: str) -> None:
         return None
@@ -300,7 +300,7 @@ def main() -> None:
     server = None
     redis_url = args.redis
     if redis_url is None:
-        from tests.redis_server import RedisServer
+        from tests.support.redis_server import RedisServer
 
         server = RedisServer()
         server.start()

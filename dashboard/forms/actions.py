@@ -7,8 +7,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from dashboard import overview_list
-from dashboard.duration_input import MAX_MS, DurationError, parse_duration_ms
+from dashboard.forms.durations import MAX_MS, DurationError, parse_duration_ms
 from dashboard.forms.fields import (
     ABSENT,
     ChoiceTextField,
@@ -21,7 +20,8 @@ from dashboard.forms.fields import (
     milliseconds_field,
 )
 from dashboard.forms.job_options import check_add_options
-from queues.conf import get_config
+from dashboard.pages import overview_list
+from queues.config.settings import get_config
 
 MAX_BULK = 1000
 BULK_ACTIONS = ("retry", "remove", "promote")

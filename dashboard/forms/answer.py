@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 from django import forms
 from django.http import HttpRequest
 
-from queues import jsontext
 from queues.errors import BadParameter
+from queues.reads import jsontext
 
 FormType = TypeVar("FormType", bound=forms.Form)
 

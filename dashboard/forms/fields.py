@@ -13,8 +13,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from dashboard.duration_input import ACCEPTED, MAX_MS, DurationError, parse_duration_ms
-from queues import jsontext
+from dashboard.forms.durations import ACCEPTED, MAX_MS, DurationError, parse_duration_ms
+from queues.reads import jsontext
 
 # Job ids and similar names: longer ones cannot be BullMQ's.
 MAX_ID = 1024

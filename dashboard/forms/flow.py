@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from dashboard.forms.fields import WholeNumberField
-from queues.flow import DEFAULT_DEPTH, DEFAULT_MAX_CHILDREN, MAX_CHILDREN, MAX_DEPTH
+from queues.reads.flow import DEFAULT_DEPTH, DEFAULT_MAX_CHILDREN, MAX_CHILDREN, MAX_DEPTH
 
 
 class FlowForm(forms.Form):

@@ -9,7 +9,6 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from dashboard import overview_list
 from dashboard.forms.answer import valid
 from dashboard.forms.fields import (
     MAX_ID,
@@ -18,11 +17,13 @@ from dashboard.forms.fields import (
     TextField,
     WholeNumberField,
 )
-from queues import failure_groups, search
-from queues.conf import get_config
+from dashboard.pages import overview_list
+from queues.config.settings import get_config
 from queues.errors import BadParameter
-from queues.keys import STATES
-from queues.throughput import WINDOWS
+from queues.failures import failure_groups
+from queues.reads.keys import STATES
+from queues.search import scan
+from queues.throughput.rates import WINDOWS
 
 # Page sizes the queue page offers.
 PAGE_SIZES = (10, 20, 50, 100, 300)
@@ -35,7 +36,7 @@ MAX_FILTER = 200  # characters of the overview's name filter
 
 class JobPageForm(forms.Form):
     """State, page, page size and order of a job list; their ranges are checked by the job list
-    itself (queues/listing.py), for the pages, the API and the live updates alike."""
+    itself (queues/reads/listing.py), for the pages, the API and the live updates alike."""
 
     state = TextField()
     page = WholeNumberField(default=1)
@@ -75,14 +76,14 @@ class SearchForm(forms.Form):
     render = ChoiceTextField(  # type: ignore[assignment]
         RENDERINGS, "%(name)s must be 'row' or left out"
     )
-    budget = WholeNumberField(low=1, high=search.MAX_BUDGET)
-    max_matches = WholeNumberField(low=1, high=search.MAX_BUDGET)
+    budget = WholeNumberField(low=1, high=scan.MAX_BUDGET)
+    max_matches = WholeNumberField(low=1, high=scan.MAX_BUDGET)
 
     def clean(self) -> dict[str, Any]:
         found = super().clean() or {}
         if "q" in found:
             try:
-                search.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+                scan.parse_query(found["q"])  # a bad query is a 400 before any line is sent
             except BadParameter as error:
                 raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
         return found

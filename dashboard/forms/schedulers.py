@@ -17,7 +17,7 @@ from croniter import croniter
 from django import forms
 from django.core.exceptions import ValidationError
 
-from dashboard.duration_input import DurationError, parse_duration_ms
+from dashboard.forms.durations import DurationError, parse_duration_ms
 from dashboard.forms.fields import ABSENT, JsonField, SharedField, TextField, WholeNumberField
 from dashboard.forms.job_options import check_add_options
 

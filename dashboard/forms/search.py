@@ -16,9 +16,9 @@ from django.http import QueryDict
 
 from dashboard.forms.fields import MAX_ID, SharedField, TextField, WholeNumberField
 from dashboard.forms.reads import MAX_QUERY
-from queues import search
 from queues.errors import BadParameter
-from queues.keys import STATES
+from queues.reads.keys import STATES
+from queues.search import scan
 
 MAX_PATTERNS = 100  # queue names or globs one search names
 # Matches the results page asks for: a page stays usable with this many rows.
@@ -65,7 +65,7 @@ def query_data(query: QueryDict | Mapping[str, Any], *many: str) -> dict[str, An
 def _checked_query(found: dict[str, Any]) -> None:
     if "q" in found:
         try:
-            search.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+            scan.parse_query(found["q"])  # a bad query is a 400 before any line is sent
         except BadParameter as error:
             raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
 
@@ -76,8 +76,8 @@ class SearchAllForm(forms.Form):
     queues = ListField(most=MAX_PATTERNS)
     # Not the form's render(): the form's metaclass moves declared fields into base_fields.
     render = TextField()  # type: ignore[assignment]
-    budget = WholeNumberField(low=1, high=search.MAX_BUDGET)
-    max_matches = WholeNumberField(low=1, high=search.MAX_BUDGET)
+    budget = WholeNumberField(low=1, high=scan.MAX_BUDGET)
+    max_matches = WholeNumberField(low=1, high=scan.MAX_BUDGET)
 
     def clean_render(self) -> bool:
         if self.cleaned_data["render"] not in ("", "html"):

@@ -19,14 +19,14 @@ from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext, pgettext
 
-from dashboard import alert_messages
-from dashboard.converters import NameConverter
-from queues.alerts import Alert
-from queues.failure_trends import Trend
-from queues.keys import STATES
+from dashboard.alerts import messages
+from dashboard.pages.converters import NameConverter
+from queues.alerts.thresholds import Alert
+from queues.failures.trends import Trend
+from queues.reads.keys import STATES
 
 if TYPE_CHECKING:
-    from dashboard.notices import Notice
+    from dashboard.pages.notices import Notice
 
 register = template.Library()
 
@@ -212,7 +212,7 @@ def json_tree(value: Any) -> SafeString:
 def bullpen_connections() -> str:
     """The Redis connections' names, space-separated, when there are several (live.js tells
     one that is down from the others); empty with one."""
-    from queues import connections
+    from queues.redis import connections
 
     return " ".join(connections.names()) if connections.several() else ""
 
@@ -221,8 +221,8 @@ def bullpen_connections() -> str:
 def bullpen_ws_path(context: template.Context) -> str:
     """Where the live websocket is routed (``WEBSOCKET_PATH``), with the page's ticket for a
     basic-auth reader (whose browser may not send the credentials with the handshake)."""
-    from dashboard import ws_ticket
-    from queues.conf import get_config
+    from dashboard.live import ws_ticket
+    from queues.config.settings import get_config
 
     path = str(get_config()["WEBSOCKET_PATH"])
     principal = getattr(context.get("request"), "bullpen_principal", None)
@@ -233,7 +233,7 @@ def bullpen_ws_path(context: template.Context) -> str:
 @register.simple_tag(takes_context=True)
 def bullpen_notices(context: template.Context) -> list[Notice]:
     """The confirmations waiting for this page (after an action), read once."""
-    from dashboard import notices
+    from dashboard.pages import notices
 
     request = context.get("request")
     return notices.pending(request) if request is not None else []
@@ -243,8 +243,8 @@ def bullpen_notices(context: template.Context) -> list[Notice]:
 def bullpen_sign_out() -> dict[str, str]:
     """How the Sign out control works: where a session user posts, and the name the basic
     credentials script sends."""
-    from dashboard.account_views import logout_url
-    from dashboard.basic_auth import SIGNED_OUT
+    from dashboard.auth.account_views import logout_url
+    from dashboard.auth.basic_auth import SIGNED_OUT
 
     return {"logout_url": logout_url(), "basic_user": SIGNED_OUT}
 
@@ -321,7 +321,7 @@ def _polyline(values: list[int], top: int, width: int, height: int) -> str:
 @register.filter
 def job_duration(job: Any) -> Any:
     """Milliseconds from processing to finishing, or None (see ``duration``)."""
-    from queues.job_fields import job_duration_ms
+    from queues.reads.job_fields import job_duration_ms
 
     return job_duration_ms(job) if isinstance(job, dict) else None
 
@@ -348,8 +348,8 @@ def due_at(job: Any) -> int | None:
 
 @register.filter
 def audit_summary(entry: Any) -> list[str]:
-    """What an audit row's action did (dashboard.audit_summary), phrase by phrase."""
-    from dashboard.audit_summary import summary
+    """What an audit row's action did (dashboard.audit.summary), phrase by phrase."""
+    from dashboard.audit.summary import summary
 
     return summary(str(getattr(entry, "action", "")), getattr(entry, "detail", None))
 
@@ -396,7 +396,7 @@ def succeeded_on(job: Any) -> str:
 def dead_letter(job: Any, queue: Any) -> dict[str, Any] | None:
     """The dead-letter envelope of a job of the dead-letter queue (``queue``: its slug or a
     dict with one), read from the data even when a list cut it; None for other jobs."""
-    from queues.dead_letters import is_dead_letter_queue, read_envelope
+    from queues.reads.dead_letters import is_dead_letter_queue, read_envelope
 
     slug = queue.get("slug") if isinstance(queue, dict) else queue
     if not isinstance(job, dict) or not is_dead_letter_queue(slug):
@@ -407,7 +407,7 @@ def dead_letter(job: Any, queue: Any) -> dict[str, Any] | None:
 @register.filter
 def is_dead_letter_queue(slug: Any) -> bool:
     """Whether ``slug`` names a dead-letter queue (its page offers to drop settled letters)."""
-    from queues.dead_letters import is_dead_letter_queue as named
+    from queues.reads.dead_letters import is_dead_letter_queue as named
 
     return named(slug)
 
@@ -480,7 +480,7 @@ def visible_text(value: Any) -> str:
 @register.filter
 def alert_label(rule: str) -> str:
     """A rule's short name on an alert badge ("new failure signatures")."""
-    return alert_messages.label(rule)
+    return messages.label(rule)
 
 
 @register.filter
@@ -489,7 +489,7 @@ def alert_text(alert: Alert | dict[str, Any]) -> str:
     JSON form)."""
     if isinstance(alert, dict):
         alert = Alert(str(alert["rule"]), int(alert["value"]), int(alert["threshold"]))
-    return alert_messages.describe(alert)
+    return messages.describe(alert)
 
 
 @register.simple_tag

@@ -12,8 +12,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.formats import number_format
 from django.utils.translation import get_language, gettext, ngettext, pgettext
 
-from dashboard import state_labels
-from queues.conf import get_config
+from dashboard.pages import state_labels
+from queues.config.settings import get_config
 
 register = template.Library()
 

@@ -10,8 +10,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext
 
-from dashboard.overview_list import ListQuery
-from dashboard.state_labels import state_label
+from dashboard.pages.overview_list import ListQuery
+from dashboard.pages.state_labels import state_label
 from dashboard.templatetags.bullpen import visible_text
 
 register = template.Library()

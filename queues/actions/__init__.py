@@ -7,5 +7,5 @@ scripts (never hand-written key edits), so that Node and Python workers stay cor
 scheduler). ``scheduler_actions``: create or update a job scheduler, run one now.
 ``limits``: a queue's global concurrency and rate limit.
 Retry-all, promote-all, clean and failure groups are bulk actions that run in the
-background: queues/background/.
+background: queues/bulk/.
 """

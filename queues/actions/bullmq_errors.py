@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import redis.exceptions
 
 from queues.errors import BullpenError, Conflict, JobNotFound
-from queues.redis_errors import translate_redis_errors
+from queues.redis.errors import translate_redis_errors
 
 
 @asynccontextmanager

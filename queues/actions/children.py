@@ -12,7 +12,7 @@ from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
 from queues.actions.shipped_scripts import shipped_script
 from queues.errors import Conflict, JobNotFound
-from queues.keys import QueueRef
+from queues.reads.keys import QueueRef
 
 
 async def remove_unprocessed_children(ref: QueueRef, job_id: str) -> ActionResult:

@@ -2,21 +2,22 @@
 its own queue): they no longer say that anything is dead.
 
 Dead letters wait in the dead-letter queue (no worker takes them). They are read a chunk at a
-time, each with its original's state (queues/listing.py, queues/dead_letters.py), and those
+time, each with its original's state (queues/reads/listing.py, queues/reads/dead_letters.py), and
+those
 whose original is completed are removed through bullmq's remove script, one by one: a dead
 letter taken or changed meanwhile is left as bullmq leaves it.
 """
 
 from __future__ import annotations
 
-from queues import fastpipe
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
-from queues.connection import get_client
-from queues.keys import QueueRef
-from queues.listing import fetch_jobs
-from queues.redis_errors import translate_redis_errors
+from queues.reads.keys import QueueRef
+from queues.reads.listing import fetch_jobs
+from queues.redis import fastpipe
+from queues.redis.clients import get_client
+from queues.redis.errors import translate_redis_errors
 
 _CHUNK = 500
 # At most this many dead letters are looked at by one action (the newest first).

@@ -2,7 +2,7 @@
 
 The dashboard's replay button and the worker runner's public API both call
 :func:`replay_dead_letter`; the dead letters themselves are written by the runner
-(queues/runner/dead_letter.py) and read by queues/dead_letters.py.
+(queues/runner/dead_letter.py) and read by queues/reads/dead_letters.py.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import redis.asyncio as aioredis
 from bullmq import Job, Queue
 
 from queues.actions.job_copies import kept_opts
-from queues.connections import own_key_prefix
-from queues.dead_letters import dead_letter_ref
 from queues.errors import Conflict, JobNotFound, QueueDataError, QueueNotFound
-from queues.keys import QueueRef
-from queues.restricted_redis import without_info
-from queues.write_once import write_once_client
+from queues.reads.dead_letters import dead_letter_ref
+from queues.reads.keys import QueueRef
+from queues.redis.connections import own_key_prefix
+from queues.redis.restricted import without_info
+from queues.redis.write_once import write_once_client
 
 # Whether the caller may act on the original's queue; the dashboard asks its access rules.
 Permit = Callable[[QueueRef], Awaitable[bool]]

@@ -1,9 +1,10 @@
 """bullmq ``Queue`` objects for the running event loop, on a client of their own.
 
 A bullmq Queue is bound to the loop that created it; it is cheap to keep one per queue. Each
-connection (queues/connections.py) has its own client: a queue's actions go to its own Redis.
+connection (queues/redis/connections.py) has its own client: a queue's actions go to its own Redis.
 The client is not the readers' shared one, so closing bullmq objects can never close it, and
-it sends each write at most once (queues/write_once.py): an action whose connection broke after
+it sends each write at most once (queues/redis/write_once.py): an action whose connection broke
+after
 it was sent is reported as of unknown outcome, never applied twice.
 """
 
@@ -15,10 +16,10 @@ import weakref
 import redis.asyncio as aioredis
 from bullmq import Queue
 
-from queues.conf import on_change
-from queues.keys import QueueRef
-from queues.restricted_redis import without_info
-from queues.write_once import write_once_client
+from queues.config.settings import on_change
+from queues.reads.keys import QueueRef
+from queues.redis.restricted import without_info
+from queues.redis.write_once import write_once_client
 
 _handles: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, tuple[dict[str, aioredis.Redis], dict[QueueRef, Queue]]

@@ -12,7 +12,7 @@ from queues.actions.handles import queue_for_actions
 from queues.actions.job_copies import kept_opts
 from queues.actions.result import ActionResult
 from queues.errors import BadParameter, BullpenError, Conflict, JobNotFound, OutcomeUnknown
-from queues.keys import QueueRef
+from queues.reads.keys import QueueRef
 
 RETRYABLE = ("failed", "completed")
 

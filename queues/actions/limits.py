@@ -8,7 +8,7 @@ from __future__ import annotations
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
-from queues.keys import QueueRef
+from queues.reads.keys import QueueRef
 
 
 async def set_concurrency(ref: QueueRef, concurrency: int | None) -> ActionResult:

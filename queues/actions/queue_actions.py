@@ -1,6 +1,6 @@
 """Actions on a whole queue (or every queue), through bullmq's scripts.
 
-Retry-all, promote-all and clean run in the background instead (queues/background/).
+Retry-all, promote-all and clean run in the background instead (queues/bulk/).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
-from queues.connection import get_client
-from queues.discovery import discovered, forget
 from queues.errors import BadParameter, Conflict
-from queues.keys import QueueRef
+from queues.reads.discovery import discovered, forget
+from queues.reads.keys import QueueRef
+from queues.redis.clients import get_client
 
 
 async def pause(ref: QueueRef) -> ActionResult:

@@ -9,7 +9,7 @@ from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
 from queues.actions.shipped_scripts import shipped_script
 from queues.errors import Conflict, JobNotFound
-from queues.keys import QueueRef
+from queues.reads.keys import QueueRef
 
 # The script's answers besides 0 (done).
 _MISSING_JOB = -1

@@ -7,14 +7,14 @@ from __future__ import annotations
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from queues import seen_queues
-from queues.discovery import Discovered, add_seen, discovered_on, known
-from queues.keys import QueueRef
-from queues.live.counts import LiveCounts
+from queues.live import seen_queues
+from queues.live.count_changes import LiveCounts
+from queues.live.new_queues import NewQueueScanner
 from queues.live.status import RedisStatus
 from queues.live.streams import StreamReader
 from queues.live.watching import Watching
-from queues.new_queues import NewQueueScanner
+from queues.reads.discovery import Discovered, add_seen, discovered_on, known
+from queues.reads.keys import QueueRef
 
 
 class QueueFollowing:

@@ -2,7 +2,7 @@
 event streams, and the exchange of what each process's pages watch (every process publishes
 its own; the reader reads them all).
 
-The lease is ``queues.lease.Lease`` rather than redis-py's ``Lock``: when Redis refuses writes
+The lease is ``queues.live.lease.Lease`` rather than redis-py's ``Lock``: when Redis refuses writes
 at maxmemory the lease is held "unwritten" while nobody else holds one, so that live updates go
 on, and its owner token names the process in the interest hash.
 """
@@ -16,9 +16,9 @@ import time
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from queues import interest
-from queues.interest import Interest
-from queues.lease import Lease
+from queues.live import interest
+from queues.live.interest import Interest
+from queues.live.lease import Lease
 from queues.live.status import REDIS_ERRORS, RedisStatus
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from queues import live_protocol
-from queues.live_protocol import LiveMessage, Topic
+from queues.live import protocol as live_protocol
+from queues.live.protocol import LiveMessage, Topic
 
 log = logging.getLogger("bullpen.live")
 

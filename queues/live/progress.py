@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from queues import live_protocol
-from queues.events import QueueEvent
-from queues.keys import QueueRef
+from queues.config.redact_setting import configured_rules
+from queues.live import protocol as live_protocol
+from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
+from queues.live.protocol import ProgressUpdate
 from queues.live.watching import Watching
-from queues.live_protocol import ProgressUpdate
-from queues.redact_setting import configured_rules
-from queues.redaction import redact_job
+from queues.reads.keys import QueueRef
+from queues.reads.redaction import redact_job
 
 
 class ProgressUpdates:

@@ -6,16 +6,16 @@ other changes go out state-only, and the page moves or drops those rows.
 
 from __future__ import annotations
 
-from queues import live_protocol
-from queues.conf import get_config
-from queues.detail import job_live_view
-from queues.events import QueueEvent
-from queues.keys import QueueRef
-from queues.listing import fetch_jobs
+from queues.config.settings import get_config
+from queues.live import protocol as live_protocol
+from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
+from queues.live.protocol import Removal, RowChange
 from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
-from queues.live_protocol import Removal, RowChange
+from queues.reads.detail import job_live_view
+from queues.reads.keys import QueueRef
+from queues.reads.listing import fetch_jobs
 
 
 class RowChanges:

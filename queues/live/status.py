@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from queues.unreachable_errors import UNREACHABLE
+from queues.redis.unreachable import UNREACHABLE
 
 log = logging.getLogger("bullpen.live")
 

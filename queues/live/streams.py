@@ -20,11 +20,11 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 
 from queues.cancelling import raise_if_cancelled
-from queues.cluster_clients import is_cluster
-from queues.connection import new_client
-from queues.events import QueueEvent, parse_entry
-from queues.keys import QueueRef
+from queues.live.events import QueueEvent, parse_entry
 from queues.live.status import REDIS_ERRORS
+from queues.reads.keys import QueueRef
+from queues.redis.clients import new_client
+from queues.redis.cluster import is_cluster
 
 CLUSTER_POLL_S = 0.5
 READ_COUNT = 1000  # entries of one stream one read returns at most

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from queues import connections
-from queues.interest import Everyone, Interest, JobKey
+from queues.live.interest import Everyone, Interest, JobKey
+from queues.redis import connections
 
 
 class Watching:

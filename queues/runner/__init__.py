@@ -10,10 +10,10 @@ Where things are:
   a fetched job's ``Job``, and its completion, with less Python per job;
 - ``dead_letter.py``: the dead-letter queue (replay: queues/actions/dead_letter_replay.py);
   ``job_ids.py``: idempotent job ids; ``producer.py``: adding jobs;
-- ``runner.py`` + ``shutdown.py``: starting and stopping; ``memory.py``: the memory ceiling
+- ``supervisor.py`` + ``shutdown.py``: starting and stopping; ``memory.py``: the memory ceiling
   that recycles a worker process; ``redis_client.py`` +
   ``multiplex.py``: connections; ``queue_handles.py``: bullmq Queues on shared clients;
-  ``logs.py``: JSON-lines logs.
+  ``json_logs.py``: JSON-lines logs.
 """
 
 from __future__ import annotations

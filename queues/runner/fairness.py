@@ -21,7 +21,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from queues.keys import QueueRef
+from queues.reads.keys import QueueRef
 from queues.runner.errors import RunnerConfigError
 
 # KEYS[1]: the tenant's next conforming time ("tat", ms); KEYS[2]: its reservations

@@ -5,7 +5,7 @@ encoder for every job, then goes through redis-py's script object (an import and
 ``isinstance`` per call) to send ``EVALSHA``. At concurrency 1 that was a tenth of the runner's
 CPU per job. :class:`Completer` sends the same script the same keys and arguments
 (``Scripts.moveToFinishedArgs`` for the ``completed`` target, bullmq 3.4.x), straight to the
-worker's client; tests/test_worker_runner.py compares the two.
+worker's client; tests/runner/test_worker_runner.py compares the two.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 ``Job.fromJSON`` parses four JSON fields with the standard library (progress and stacktrace
 even when the hash has none), runs ``Job.__init__``'s defaults and then overwrites most of
 them: about a tenth of the runner's CPU per job at concurrency 1. :func:`job_from_raw` sets
-the same attributes to the same values (tests/test_worker_runner.py compares them), parsing
-with orjson where it can (queues/jsontext.py). Jobs with parent or deduplication options, which
+the same attributes to the same values (tests/runner/test_worker_runner.py compares them), parsing
+with orjson where it can (queues/reads/jsontext.py). Jobs with parent or deduplication options,
+which
 ``Job.__init__`` validates and rewrites, still go through ``Job.fromJSON``.
 """
 
@@ -16,7 +17,7 @@ from bullmq import Job
 from bullmq.backoffs import Backoffs
 from bullmq.job import getReturnValue, optsFromJSON
 
-from queues.jsontext import loads
+from queues.reads.jsontext import loads
 
 # Options whose handling in Job.__init__ (validation, parent links) is left to bullmq.
 _INIT_HANDLED = frozenset(

@@ -15,7 +15,7 @@ import os
 import resource
 import sys
 
-from queues.runner.logs import log_event
+from queues.runner.json_logs import log_event
 
 # sysexits.h's EX_TEMPFAIL: "try again later", distinct from a crash (1) and a clean stop (0).
 EXIT_OVER_MEMORY = 75

@@ -14,11 +14,11 @@ from typing import Any
 import redis.asyncio as aioredis
 from bullmq import FlowProducer, Queue
 
-from queues.conf import default_prefix
-from queues.keys import QueueRef
-from queues.runner.logs import log_event
-from queues.runner.queue_handles import bullmq_queue
-from queues.runner.redis_client import runner_client
+from queues.config.settings import default_prefix
+from queues.reads.keys import QueueRef
+from queues.runner.clients.queue_handles import bullmq_queue
+from queues.runner.clients.redis_clients import runner_client
+from queues.runner.json_logs import log_event
 from queues.runner.registry import Registry, default_registry
 
 

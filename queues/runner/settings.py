@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queues.conf import DEFAULTS, get_config
+from queues.config.settings import DEFAULTS, get_config
 
 
 def worker_config() -> dict[str, Any]:

@@ -13,7 +13,7 @@ import asyncio
 import signal
 from collections.abc import Iterable
 
-from queues.runner.logs import log_event
+from queues.runner.json_logs import log_event
 from queues.runner.worker import RunnerWorker
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -37,13 +37,13 @@ from bullmq.custom_errors import DelayedError, UnrecoverableError, WaitingChildr
 from redis.exceptions import NoPermissionError
 
 from queues.cancelling import cancel_and_wait
-from queues.restricted_redis import forget_client_name, learn_redis_version
+from queues.redis.restricted import forget_client_name, learn_redis_version
 from queues.runner.dead_letter import dead_letter_id, fail_finally
 from queues.runner.dispatch import Deferred, Dispatcher
 from queues.runner.finish import Completer
 from queues.runner.jobs import job_from_raw
+from queues.runner.json_logs import log_event
 from queues.runner.limiter import resume_at
-from queues.runner.logs import log_event
 from queues.runner.registry import HandlerSpec
 from queues.runner.settle import AWAY, LandedEarlier, until_recorded
 

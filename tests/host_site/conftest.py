@@ -17,7 +17,7 @@ from django.contrib.auth.models import Permission, User
 def redis_url() -> str:
     url = os.environ.get("HOST_REDIS_URL")
     if not url:
-        pytest.fail("HOST_REDIS_URL is not set: tests/test_host_site.py runs these tests")
+        pytest.fail("HOST_REDIS_URL is not set: tests/site/test_host_site.py runs these tests")
     return url
 
 
@@ -33,12 +33,12 @@ def empty_redis(redis_url: str) -> Iterator[None]:
 async def stop_bullpen() -> AsyncIterator[None]:
     yield
     # Bullpen's live follower and Redis clients belong to this test's event loop.
-    from dashboard import live
-    from queues import connection
+    from dashboard.live import channel_groups
     from queues.actions import handles
+    from queues.redis import clients
 
-    await live.stop()
-    await connection.close_current()
+    await channel_groups.stop()
+    await clients.close_current()
     await handles.close_current()
 
 

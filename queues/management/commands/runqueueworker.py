@@ -13,12 +13,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queues import connections
+from queues.redis import connections
 from queues.runner.errors import RunnerConfigError
-from queues.runner.logs import configure_json_logs
+from queues.runner.json_logs import configure_json_logs
 from queues.runner.memory import EXIT_OVER_MEMORY
 from queues.runner.registry import default_registry, load_handlers
-from queues.runner.runner import WorkerRunner
+from queues.runner.supervisor import WorkerRunner
 
 
 class Command(BaseCommand):

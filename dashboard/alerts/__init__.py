@@ -1,0 +1,2 @@
+"""Sending alert notices: ``sender.py`` (starting the sender), ``delivery.py`` (e-mail,
+webhooks, retries), ``messages.py`` (what a notice says)."""

@@ -1,0 +1,2 @@
+"""Bulk actions from the web side: ``launch.py`` (starting one, this process's executor),
+``api.py`` (following and cancelling)."""

@@ -1,0 +1,206 @@
+"""Bulk actions from the dashboard's side: starting one from a request, this process's runner,
+and what the runner tells the pages (live ``bulk`` messages) and the audit log.
+
+The runners (queues/bulk/executor.py, one per connection) start in each server process
+with the process (dashboard/apps.py), and again, if stopped, with the next action, question
+about one, or live page (dashboard/live/channel_groups.py). Only the one holding a connection's
+lease executes
+that connection's actions; the others only submit them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.translation import gettext, pgettext_lazy
+
+from dashboard.audit import writer
+from dashboard.pages import landing
+from queues.actions.result import ActionResult
+from queues.bulk.executor import Runner
+from queues.bulk.record import DONE, ActionRecord, RequestedBy
+from queues.bulk.submit import submit
+from queues.cancelling import cancel_and_wait
+from queues.failures.failure_groups import forget_shared
+from queues.live.protocol import bulk_message
+from queues.reads.keys import QueueRef
+from queues.redis import connections
+
+log = logging.getLogger("bullpen.actions")
+
+# This process's runners: one per event loop and connection.
+_running: dict[asyncio.AbstractEventLoop, dict[str, tuple[Runner, asyncio.Task[None]]]] = {}
+
+
+def ensure_runner(connection: str | None = None) -> Runner:
+    """Start this loop's runner of every connection (those already running are kept); the
+    one of ``connection`` (None: the default one)."""
+    loop = asyncio.get_running_loop()
+    mine = _running.setdefault(loop, {})
+    for name in connections.names():
+        running = mine.get(name)
+        if running is None or running[1].done():
+            runner = Runner(PagesAndAudit(), connection=name)
+            task = loop.create_task(
+                runner.run(), name=f"bullpen-actions-runner-{name}", context=_outside()
+            )
+            mine[name] = (runner, task)
+    wanted = connection or connections.default_name()
+    if wanted not in mine:  # a connection no longer configured: its runner is the default's
+        wanted = connections.default_name()
+    return mine[wanted][0]
+
+
+def _outside() -> contextvars.Context:
+    """A context of its own for work that outlives the request starting it: a request's
+    context carries the thread Django runs its database calls in, which ends with it."""
+    return contextvars.Context()
+
+
+def running_here() -> list[asyncio.Task[None]]:
+    """This loop's runner tasks (one per connection)."""
+    return [task for _, task in _running.get(asyncio.get_running_loop(), {}).values()]
+
+
+async def stop() -> None:
+    """Stop this loop's runners (tests, shutdown): their actions go on with the next ones."""
+    mine = _running.pop(asyncio.get_running_loop(), {})
+    await cancel_and_wait(*(task for _, task in mine.values()))
+
+
+async def start(
+    request: HttpRequest, kind: str, ref: QueueRef, params: dict[str, Any]
+) -> ActionResult:
+    """Validate, record and audit a bulk action for the runner; the answer to give at once."""
+    principal = request.bullpen_principal  # type: ignore[attr-defined]
+    who = RequestedBy(
+        principal.username,
+        principal.via,
+        str(request.META.get("REMOTE_ADDR", "")),
+        request.headers.get("X-Forwarded-For", ""),
+    )
+    # Recorded, audited and handed to the runner together, even if the client goes away
+    # meanwhile (the server then cancels this request, not that).
+    submitting = asyncio.get_running_loop().create_task(
+        _submit(kind, ref, params, who), context=_outside()
+    )
+    record = await asyncio.shield(submitting)
+    return ActionResult(
+        record.kind,
+        ref.slug,
+        count=record.count,
+        detail={k: v for k, v in status_json(record).items() if k not in _RESULT_KEYS},
+        status=202,
+        audited=True,
+    )
+
+
+_RESULT_KEYS = ("action", "queue", "count")
+
+
+async def _submit(
+    kind: str, ref: QueueRef, params: dict[str, Any], who: RequestedBy
+) -> ActionRecord:
+    record = await submit(kind, ref, params, who)
+    try:
+        await writer.record_background(record, "started")
+    finally:
+        ensure_runner(ref.connection).poke()
+    return record
+
+
+def status_json(record: ActionRecord, *, user: bool = False) -> dict[str, Any]:
+    """What the API says about an action (``user``: who asked, for those who may act)."""
+    body: dict[str, Any] = {
+        "id": record.id,
+        "action": record.kind,
+        "queue": record.ref.slug,
+        "params": record.params,
+        "state": record.state,
+        # True once its end is audited and told to the pages: then a reload shows it all.
+        "finished": record.settled,
+        "count": record.count,
+        "total": max(record.total, record.count),
+        "refused": record.refused,
+        "createdAt": record.created_ms,
+        "startedAt": record.started_ms or None,
+        "finishedAt": record.finished_ms or None,
+        "cancelRequested": bool(record.cancel_by),
+        "resumes": record.resumes,  # taken over after its server stopped
+        "error": record.error,
+        "text": summary(record) if record.finished else "",
+        "statusUrl": reverse("bullpen:api-action", args=[record.id]),
+        "cancelUrl": reverse("bullpen:cancel-action", args=[record.id]),
+    }
+    # Removed ids (clean: the first 1,000), refusals and unsure outcomes (lists of jobs).
+    for key in ("jobIds", "results", "uncertain"):
+        if record.detail.get(key):
+            body[key] = record.detail[key]
+    if user:
+        body["user"] = record.requested_by.username
+    return body
+
+
+def summary(record: ActionRecord) -> str:
+    """What a finished action did, as the page confirms it ("812 jobs retried")."""
+    ids = [str(i) for i in record.detail.get("jobIds") or []]
+    detail = {**record.params, "results": record.detail.get("results") or {}}
+    did = landing.confirmation(
+        ActionResult(record.kind, record.ref.slug, ids, record.count, detail)
+    )
+    if record.state == DONE:
+        return did
+    ended = str(_ENDED.get(record.state, record.state))
+    if record.error:
+        return gettext("%(ended)s: %(did)s. %(error)s") % {
+            "ended": ended,
+            "did": did,
+            "error": record.error,
+        }
+    return gettext("%(ended)s: %(did)s") % {"ended": ended, "did": did}
+
+
+# How an action that did not finish its work ended, as its summary begins.
+_ENDED = {
+    "cancelled": pgettext_lazy("bulk action", "Cancelled"),
+    "interrupted": pgettext_lazy("bulk action", "Interrupted"),
+    "failed": pgettext_lazy("bulk action", "Failed"),
+}
+
+
+class PagesAndAudit:
+    """The runner's hooks: live progress to the queue's pages, the end to the audit log."""
+
+    async def progress(self, record: ActionRecord) -> None:
+        await _publish(record, "")
+
+    async def finished(self, record: ActionRecord) -> None:
+        await writer.record_background(record, record.state)
+        forget_shared(record.ref.slug)  # the failure groups show what it did
+        await _publish(record, summary(record))
+
+
+async def _publish(record: ActionRecord, text: str) -> None:
+    from dashboard.live import (
+        channel_groups,  # live starts this module's runner: imported when used
+    )
+
+    slug = record.ref.slug
+    message = bulk_message(
+        slug,
+        record.kind,
+        record.count,
+        max(record.total, record.count),
+        action_id=record.id,
+        state=record.state,
+        text=text,
+    )
+    try:
+        await channel_groups.publish(("queue", slug), message)
+    except Exception as error:  # pages also ask the status URL: never stop an action for this
+        log.warning("bulk action %s: cannot publish its progress: %s", record.id, error)

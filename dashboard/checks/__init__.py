@@ -1,0 +1,2 @@
+"""System checks: ``mounting.py`` (what a mounting site forgot), ``throttle.py``,
+``versions.py``."""

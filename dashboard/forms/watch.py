@@ -1,0 +1,80 @@
+"""A page's message on its live websocket: what it watches from now on (and, for a queue page,
+which list it shows). Refusals are said to the page as ``{"type": "error"}``; the socket stays.
+Whether the queue exists is the consumer's to ask Redis; this form bounds what it is given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from dashboard.forms.fields import MAX_ID, ChoiceTextField, SharedField, TextField
+from dashboard.forms.reads import JobPageForm
+from queues.errors import BadParameter
+from queues.reads.listing import validate_page
+
+# "" and "status": nothing more than the status every socket gets.
+WATCHES = ("", "status", "overview", "queue", "job")
+MAX_VIEWER_TOKEN = 200  # characters of the signed viewer kind a page sends
+MAX_SHOWN = 500  # rows one overview page shows at most
+
+
+class FlagField(SharedField):
+    """A JSON true or false; missing: false."""
+
+    def to_python(self, value: Any) -> bool:
+        if value in (None, ""):
+            return False
+        if not isinstance(value, bool):
+            raise ValidationError("%(name)s must be true or false", code="invalid")
+        return value
+
+
+class NamesField(SharedField):
+    """A JSON list of at most ``most`` queue names; missing: none."""
+
+    def __init__(self, *, most: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.most = most
+
+    def to_python(self, value: Any) -> list[str]:
+        if value in (None, ""):
+            return []
+        if not isinstance(value, list) or len(value) > self.most:
+            raise ValidationError(
+                f"%(name)s must be a list of at most {self.most} queue names", code="invalid"
+            )
+        if not all(isinstance(name, str) and 0 < len(name) <= MAX_ID for name in value):
+            raise ValidationError("%(name)s must hold queue names", code="invalid")
+        return list(dict.fromkeys(value))
+
+
+class WatchForm(JobPageForm):
+    """``{"reset": true}`` drops the socket's watches; ``{"watch": "overview"}``, ``{"watch":
+    "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
+    "queue": <name>, "id": <job id>, "flow": true}`` adds one (``flow``: with the jobs of
+    its flow tree); ``viewer`` is the page's signed viewer kind.
+    An overview also says which queues' rows it shows (``shown``), sent again when they change."""
+
+    reset = FlagField()
+    viewer = TextField(longest=MAX_VIEWER_TOKEN)
+    watch = ChoiceTextField(WATCHES, "%(name)s must be one of: overview, queue, job")
+    queue = TextField()  # at most fields.MAX_ID characters, as in the HTTP routes
+    id = TextField()
+    shown = NamesField(most=MAX_SHOWN)
+    # A job page showing the job's flow: the jobs of its tree are watched too.
+    flow = FlagField()
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        watch = found.get("watch")
+        if watch in ("queue", "job") and not found.get("queue"):
+            raise ValidationError("%(name)s needs a queue", params={"name": f"watch {watch}"})
+        if watch == "job" and not found.get("id"):
+            raise ValidationError("%(name)s needs a job id", params={"name": "watch job"})
+        if watch == "queue" and not self.errors:
+            try:  # the list the page shows: the same ranges as the job list's own
+                validate_page(found["state"], found["page"], found["per_page"], found["order"])
+            except BadParameter as error:
+                raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
+        return found

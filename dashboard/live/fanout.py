@@ -1,0 +1,175 @@
+"""Process-local fan-out of live messages: one channel-layer subscriber per server process.
+
+Joining every websocket to channel-layer groups makes the layer deliver each message once per
+page, and Channels' in-memory layer sweeps all its channels on every receive: the cost of a
+message grows with the square of the pages watching. Here each process joins the groups once,
+with one channel of its own, and hands each message to the pages of that process that watch
+the topic. The channel layer (in memory, or channels-redis between processes) carries a message
+once per process, however many pages are open; each process renders it once per kind of viewer
+(dashboard/live/render.py) and sends that text to every page of the kind and language. With
+QUEUE_ACCESS, a message is first narrowed once per audience (pages whose users see the same
+queues).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+from channels.layers import get_channel_layer
+from django.utils import translation
+
+from dashboard.auth.queue_access import EVERYTHING, QueueAccess
+from dashboard.auth.viewer import ViewerKind
+from dashboard.live import render
+from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.live.protocol import LiveMessage
+
+log = logging.getLogger("bullpen.live")
+
+Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
+# A page that heard from the server within this long does not need the reader's beat (it
+# says "stale" after 7 s of silence; the reader beats every 2 s).
+BEAT_NOT_NEEDED_WITHIN = 2.0
+AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
+
+
+def everything() -> QueueAccess:
+    return EVERYTHING
+
+
+class Hub:
+    def __init__(self) -> None:
+        # Each member's viewer kind, page language and queue access: who may be sent what.
+        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str, AccessOf]]] = {}
+        self.channel: str | None = None
+        # When each page was last sent anything (monotonic seconds).
+        self.last_sent: dict[Deliver, float] = {}
+        self._pump: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def join(
+        self,
+        group: str,
+        deliver: Deliver,
+        kind: ViewerKind,
+        language: str = "en",
+        access_of: AccessOf = everything,
+    ) -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        async with self._lock:
+            if self.channel is None:
+                self.channel = await layer.new_channel(prefix="bullpen-hub.")
+                self._pump = asyncio.ensure_future(self._run(layer, self.channel))
+            if group not in self.members:
+                self.members[group] = {}
+                await layer.group_add(group, self.channel)
+            self.members[group][deliver] = (kind, language, access_of)
+
+    async def leave(self, group: str, deliver: Deliver) -> None:
+        layer = get_channel_layer()
+        async with self._lock:
+            members = self.members.get(group)
+            if members is None:
+                return
+            members.pop(deliver, None)
+            if not any(deliver in others for others in self.members.values()):
+                self.last_sent.pop(deliver, None)
+            if not members:
+                del self.members[group]
+                if layer is not None and self.channel is not None:
+                    await layer.group_discard(group, self.channel)
+
+    async def _run(self, layer: Any, channel: str) -> None:
+        failures = 0
+        while True:
+            raise_if_cancelled()
+            try:
+                message = await layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the layer's Redis went away: wait, then join again
+                failures += 1
+                if failures == 1:
+                    log.warning("live updates: the channel layer does not deliver: %r", error)
+                await asyncio.sleep(min(5.0, 0.25 * 2 ** min(failures, 5)))
+                await self._rejoin(layer, channel)
+                continue
+            if failures:
+                log.info("live updates: the channel layer delivers again")
+                failures = 0
+            group = message.get("group", "")
+            members = self.members.get(group)
+            if not members:
+                continue
+            payload = message["payload"]
+            now = time.monotonic()
+            heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
+            narrowed: dict[Hashable, LiveMessage | None] = {}
+            texts: dict[tuple[Hashable, str, str], str] = {}
+            variants: dict[tuple[Hashable, ViewerKind], str] = {}
+            for deliver, (kind, language, access_of) in list(members.items()):
+                if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
+                    continue
+                try:
+                    access = access_of()
+                    audience = access.audience
+                    if audience not in narrowed:
+                        narrowed[audience] = render.seen_by(payload, access)
+                    seen = narrowed[audience]
+                    if seen is None:
+                        continue
+                    key = variants.get((audience, kind))
+                    if key is None:
+                        key = variants[audience, kind] = render.variant(seen, kind)
+                    text = texts.get((audience, key, language))
+                    if text is None:
+                        with translation.override(language):
+                            text = render.encode(seen, kind)
+                        texts[audience, key, language] = text
+                    self.last_sent[deliver] = now
+                    await deliver(group, text)
+                except Exception:  # one broken socket must not stop the others' updates
+                    log.debug("live message not delivered", exc_info=True)
+
+    async def _rejoin(self, layer: Any, channel: str) -> None:
+        """Subscribe this process's channel to its groups again (a restarted layer Redis
+        forgot them)."""
+        for group in list(self.members):
+            try:
+                await layer.group_add(group, channel)
+            except Exception:  # still away: the next receive fails and brings us back here
+                return
+
+    async def close(self) -> None:
+        await cancel_and_wait(self._pump)
+        self._pump, self.channel, self.members, self.last_sent = None, None, {}, {}
+
+
+def _is_beat(payload: Any) -> bool:
+    if not isinstance(payload, dict):
+        return False
+    return payload.get("type") == "status" and bool(payload.get("beat"))
+
+
+_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+
+
+def hub() -> Hub:
+    """This event loop's hub (a server process runs one loop; tests run one per test)."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        found = _hubs[loop] = Hub()
+    return found
+
+
+async def close() -> None:
+    found = _hubs.pop(asyncio.get_running_loop(), None)
+    if found is not None:
+        await found.close()

@@ -1,0 +1,122 @@
+"""Reading what one overview page lists: every queue's counts and alerts in one round trip each,
+then the filter, grouping, order and page (overview_list.py), then the sparklines of the queues
+on that page only (one more round trip). The HTML page, its fragments and ``api/queues/`` all
+come through here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.exceptions import ResponseError
+
+from dashboard.api.serializers import queue_json
+from dashboard.auth.queue_access import EVERYTHING, QueueAccess
+from dashboard.pages.overview_list import Listing, ListQuery, group_key, list_queues
+from queues.alerts.thresholds import read_alerts
+from queues.errors import BullpenError
+from queues.reads.counts import QueueSummary, summaries
+from queues.reads.discovery import discovered
+from queues.reads.keys import QueueRef
+from queues.reads.workers import list_workers
+from queues.redis import connections, reachability
+from queues.redis.errors import translate_redis_errors
+from queues.throughput.rates import series_of
+
+
+async def all_queues(
+    *, alerts: bool, access: QueueAccess = EVERYTHING
+) -> tuple[list[QueueSummary], list[dict[str, Any]]]:
+    """Every queue ``access`` may view, as the API describes it, with the alerts firing on it
+    when asked for (a second round trip, for the queues that keep finished jobs)."""
+    found = access.visible(await summaries(), lambda summary: summary.ref.slug)
+    firing = await read_alerts(found) if alerts else {}
+    queues = []
+    for summary in found:
+        queue = queue_json(summary)
+        queue["alerts"] = [alert.as_json() for alert in firing.get(summary.ref, ())]
+        queues.append(queue)
+    return found, queues
+
+
+async def _count_workers(found: list[QueueSummary], queues: list[dict[str, Any]]) -> None:
+    """Each queue's connected workers (one CLIENT LIST); left unknown where Redis refuses it."""
+    try:
+        connections = await list_workers([summary.ref for summary in found])
+    except (ResponseError, BullpenError):
+        return  # a hosted Redis whose user may not list clients: "no workers" stays unknown
+    per_queue: dict[str, int] = {}
+    for connection in connections:
+        per_queue[connection.queue] = per_queue.get(connection.queue, 0) + 1
+    for queue in queues:
+        queue["workers"] = per_queue.get(queue["slug"], 0)
+
+
+async def read_listing(
+    query: ListQuery, *, page: bool = True, access: QueueAccess = EVERYTHING
+) -> Listing:
+    """``page``: for the HTML page, with alerts and sparklines; the API reads alerts only to
+    find problems. Only the queues ``access`` may view are listed, counted and totalled."""
+    found, queues = await all_queues(alerts=page or query.problems, access=access)
+    # Workers (one CLIENT LIST) tell which queues wait for nobody: a problem the page and the
+    # API's problem filter and groups show; a plain API list does without.
+    if page or query.problems or query.group:
+        await _count_workers(found, queues)
+    listing = list_queues(queues, query)
+    listing.unreachable = {
+        name: detail
+        for name, detail in reachability.unreachable().items()
+        if name in connections.names()
+    }
+    if page and listing.queues:
+        refs = [QueueRef(q["prefix"], q["name"], q["connection"]) for q in listing.queues]
+        series = await series_of(refs)
+        for queue, ref in zip(listing.queues, refs, strict=True):
+            queue["spark"] = series[ref]
+    return listing
+
+
+async def group_member_refs(
+    grouping: str, delimiter: str, key: str, access: QueueAccess = EVERYTHING
+) -> list[QueueRef]:
+    """Every queue of one group that ``access`` may view, as the overview groups them
+    (whatever the page's filter)."""
+    async with translate_redis_errors():
+        found = await discovered()
+    return [
+        ref
+        for ref in access.visible(found.queues, lambda ref: ref.slug)
+        if group_key(
+            {"name": ref.name, "prefix": ref.prefix, "connection": ref.connection},
+            grouping,
+            delimiter,
+        )
+        == key
+    ]
+
+
+def listing_json(listing: Listing) -> dict[str, Any]:
+    """``api/queues/``'s body: this page's queues (or groups) and where the page stands."""
+    body: dict[str, Any] = {
+        "queues": [_entry(queue) for queue in listing.queues],
+        "total": listing.total,
+        "matching": listing.matching,
+        "page": listing.page,
+        "pages": listing.pages,
+        "perPage": listing.query.per_page,
+        "totals": listing.totals,
+        # Every configured Redis, and whether it could be read: a down one lists no queues.
+        "connections": [
+            {"name": name, "reachable": name not in listing.unreachable}
+            | ({"error": listing.unreachable[name]} if name in listing.unreachable else {})
+            for name in connections.names()
+        ],
+    }
+    if listing.query.group and listing.query.within is None:
+        body["groups"] = [group.as_json() for group in listing.groups]
+    return body
+
+
+def _entry(queue: dict[str, Any]) -> dict[str, Any]:
+    entry = {k: v for k, v in queue.items() if k not in ("shownCounts", "spark")}
+    return entry

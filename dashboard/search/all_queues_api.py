@@ -1,0 +1,160 @@
+"""``api/search/``: one search over every queue (or those named), streamed as NDJSON.
+
+Lines, in order: ``{"type": "match", "queue", "connection", "id", "name", "state", "match"}``
+for every match (``match``: where it matched and the text around it), ``{"type": "queue",
+...}`` once a queue with matches has been scanned, ``{"type": "progress", ...}`` now and then,
+and last ``{"type": "progress", "done": true, "scanned", "matched", "truncated", "queues",
+"queuesTotal"}`` (as the one-queue search ends). With ``render=html`` (the results page) the
+lines also carry the server's markup for them. A client runs at most two at once (429), and
+the scan stops when the client goes away.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+
+from dashboard.auth.guards import api_view
+from dashboard.auth.principal import from_request
+from dashboard.auth.viewer import can_act_on, viewer_kind
+from dashboard.forms.answer import valid
+from dashboard.forms.search import SearchAllForm, query_data
+from dashboard.search import render as search_render
+from dashboard.search import slots
+from dashboard.search.scope import queues_to_search
+from dashboard.search.streams import bounded
+from queues.errors import BullpenError
+from queues.reads.jsontext import dumps
+from queues.reads.keys import STATES
+from queues.search.all_queues import Match, Progress, QueueDone, search_queues
+from queues.search.scan import parse_query
+
+logger = logging.getLogger(__name__)
+# The last line of a stream that failed for a reason the server logged (not the client's).
+STOPPED = "The search stopped on an error on the server (logged); its results so far are above"
+
+PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always comes)
+
+
+def _line(item: dict[str, Any]) -> bytes:
+    return dumps(item) + b"\n"
+
+
+def match_line(item: Match, needle: str) -> dict[str, Any]:
+    job = item.job
+    if item.field.startswith("data"):
+        data = job.get("data")
+        text = data if isinstance(data, str) else dumps(data).decode()
+    else:
+        text = str(job.get(item.field) or "")
+    return {
+        "type": "match",
+        "queue": item.ref.slug,
+        "connection": item.ref.connection,
+        "id": str(job["id"]),
+        "name": job.get("name"),
+        "state": item.state,
+        "match": {"in": item.field, "text": search_render.excerpt(text, needle)},
+    }
+
+
+def progress_line(item: Progress) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "type": "progress",
+        "queues": item.queues_done,
+        "queuesTotal": item.queues_total,
+        "scanned": item.scanned,
+        "matched": item.matched,
+        "done": item.done,
+    }
+    if item.done:
+        line["truncated"] = item.truncated
+    if item.full:
+        line["full"] = True
+    if item.skipped:
+        line["skipped"] = item.skipped
+    return line
+
+
+@api_view
+async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    found = valid(SearchAllForm(query_data(request.GET, "state", "queues"))).cleaned_data
+    raw, render = found["q"], found["render"]
+    states = found["state"] or list(STATES)
+    principal = await from_request(request)
+    request.bullpen_principal = principal  # type: ignore[attr-defined]
+    refs = await queues_to_search(request, found["queues"])
+    kind = await viewer_kind(principal) if render else "anonymous"
+    slot = slots.take(slots.client_key(request))
+    if slot is None:
+        return slots.too_many(slots.MAX_PER_CLIENT)
+    query = parse_query(raw)
+    needle = query.text
+
+    async def lines() -> AsyncGenerator[bytes, None]:
+        grouped: set[str] = set()
+        shown_at = 0.0
+        try:
+            async for item in search_queues(
+                refs,
+                states,
+                raw,
+                budget=found["budget"],
+                max_matches=found["max_matches"],
+            ):
+                if isinstance(item, Match):
+                    line = match_line(item, needle)
+                    if render:
+                        if item.ref.slug not in grouped:
+                            grouped.add(item.ref.slug)
+                            line["group"] = search_render.group_html(item.ref)
+                        line["html"] = search_render.row_html(
+                            item.ref, item.state, item.job, line["match"]
+                        )
+                    yield _line(line)
+                elif isinstance(item, QueueDone):
+                    if not item.matched:
+                        continue
+                    done: dict[str, Any] = {
+                        "type": "queue",
+                        "queue": item.ref.slug,
+                        "connection": item.ref.connection,
+                        "scanned": item.scanned,
+                        "matched": item.matched,
+                        "states": item.by_state,
+                    }
+                    if render:
+                        done["html"] = search_render.foot_html(
+                            item.ref,
+                            item.scanned,
+                            item.matched,
+                            item.by_state,
+                            raw,
+                            can_act=can_act_on(kind, item.ref.slug),
+                            states=states,
+                        )
+                    yield _line(done)
+                elif item.done or time.monotonic() - shown_at >= PROGRESS_EVERY:
+                    shown_at = time.monotonic()
+                    yield _line(progress_line(item))
+        except BullpenError as error:
+            yield _line({"type": "error", "error": str(error)})
+        except Exception:
+            # A stream already begun cannot become a 500: its last line says it stopped.
+            logger.exception("search stream failed")
+            yield _line({"type": "error", "error": STOPPED})
+        finally:
+            slot.release()
+
+    stream = lines()
+    # A stream the server never began (its client left first) gives its slot back when dropped.
+    weakref.finalize(stream, slot.release)
+    response = StreamingHttpResponse(bounded(stream), content_type="application/x-ndjson")
+    response["Cache-Control"] = "no-store"
+    response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
+    return response

@@ -1,0 +1,147 @@
+"""Alert thresholds per queue, checked against counts read in the same round trip.
+
+Defaults: waiting > 10,000, failed > 100 in the last hour, delayed > 50,000, active at the
+queue's global concurrency limit for more than 5 minutes, more than 0 failure signatures that
+first appeared in the last hour (alert_signatures.py). ``ALERTS`` in the settings changes the
+defaults; ``QUEUE_OPTIONS[q]["alerts"]`` changes them for one queue (None turns one off). The
+dead-letter queue has no waiting alert unless its own options set one. ``ALERTS`` also holds
+how alerts are delivered (``ALERT_DELIVERY_KEYS``, read by alert_watch.py), no thresholds.
+
+:func:`alerts_by_queue` is the one place alerts are decided: the overview, ``api/alerts/`` and
+``/metrics`` all go through it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from queues.alerts.signatures import new_signatures
+from queues.config.queue_options import queue_options
+from queues.config.settings import ALERT_DELIVERY_KEYS, get_config
+from queues.reads.counts import QueueSummary
+from queues.reads.dead_letters import is_dead_letter_queue
+from queues.reads.keys import QueueRef
+from queues.throughput.recent import failed_since
+
+# The window of the failed_last_hour rule, in seconds.
+LAST_HOUR_S = 3600
+
+DEFAULTS: dict[str, int | None] = {
+    "waiting": 10_000,
+    "failed_last_hour": 100,
+    "delayed": 50_000,
+    "active_at_limit_seconds": 300,
+    "new_failure_signatures": 0,
+}
+# Signatures named in one new_failure_signatures alert (the count says how many there are).
+SIGNATURES_SHOWN = 5
+
+# When each queue was first seen with active == its concurrency limit (per process).
+_at_limit_since: dict[QueueRef, float] = {}
+
+
+@dataclass(frozen=True)
+class Alert:
+    rule: str
+    value: int
+    threshold: int
+    # The new failure signatures, for that rule (the newest first; untrusted job text).
+    signatures: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"rule": self.rule, "value": self.value, "threshold": self.threshold}
+        if self.signatures:
+            body["signatures"] = list(self.signatures)
+        return body
+
+
+def thresholds(slug: str) -> dict[str, int | None]:
+    config = get_config()
+    given = config.get("ALERTS") or {}
+    merged: dict[str, int | None] = {
+        **DEFAULTS,
+        **{rule: limit for rule, limit in given.items() if rule not in ALERT_DELIVERY_KEYS},
+    }
+    if is_dead_letter_queue(slug):
+        # Nothing consumes the dead-letter queue, by design: its waiting jobs are dead letters
+        # kept for replay, not a backlog. Its own QUEUE_OPTIONS alerts may still set one.
+        merged["waiting"] = None
+    merged.update(queue_options(slug).get("alerts", {}) or {})
+    return merged
+
+
+def evaluate(
+    summary: QueueSummary, failed_last_hour: int, signatures: Sequence[str] = ()
+) -> list[Alert]:
+    """``signatures``: the failure signatures that first appeared in the last hour."""
+    limits = thresholds(summary.ref.slug)
+    alerts = []
+    checks = {
+        "waiting": summary.counts["waiting"] + summary.counts["paused"],
+        "failed_last_hour": failed_last_hour,
+        "delayed": summary.counts["delayed"],
+    }
+    for rule, value in checks.items():
+        limit = limits.get(rule)
+        if limit is not None and value > limit:
+            alerts.append(Alert(rule, value, limit))
+    limit_s = limits.get("active_at_limit_seconds")
+    cap = summary.global_concurrency
+    now = time.monotonic()
+    if cap and summary.counts["active"] >= cap:
+        since = _at_limit_since.setdefault(summary.ref, now)
+        if limit_s is not None and now - since > limit_s:
+            alerts.append(Alert("active_at_limit_seconds", int(now - since), limit_s))
+    else:
+        _at_limit_since.pop(summary.ref, None)
+    limit = limits.get("new_failure_signatures")
+    if limit is not None and len(signatures) > limit:
+        shown = tuple(signatures[:SIGNATURES_SHOWN])
+        alerts.append(Alert("new_failure_signatures", len(signatures), limit, shown))
+    return alerts
+
+
+def alerts_by_queue(
+    found: Iterable[QueueSummary],
+    finished_last_hour: Mapping[QueueRef, Mapping[str, int]],
+    signatures: Mapping[QueueRef, Sequence[str]] | None = None,
+) -> dict[QueueRef, list[Alert]]:
+    """The alerts firing on each queue, given its jobs finished in the last hour (as
+    :func:`queues.throughput.recent.finished_since` or ``failed_since`` count them; a queue missing
+    there
+    failed none) and
+    its failure signatures new in the last hour (as :func:`read_signatures` finds them)."""
+    new = signatures or {}
+    return {
+        summary.ref: evaluate(
+            summary,
+            finished_last_hour.get(summary.ref, {}).get("failed", 0),
+            new.get(summary.ref, ()),
+        )
+        for summary in found
+    }
+
+
+async def read_signatures(
+    found: Sequence[QueueSummary], finished_last_hour: Mapping[QueueRef, Mapping[str, int]]
+) -> dict[QueueRef, list[str]]:
+    """New failure signatures of the queues that failed jobs in the last hour and whose
+    new_failure_signatures rule is on: the others cannot have any, and cost no read."""
+    asked: dict[QueueRef, Hashable] = {}
+    for summary in found:
+        failed = finished_last_hour.get(summary.ref, {}).get("failed", 0)
+        if failed and thresholds(summary.ref.slug).get("new_failure_signatures") is not None:
+            # Unchanged counts: no new failure (nor one leaving the window) since last time.
+            asked[summary.ref] = (summary.counts["failed"], failed)
+    return await new_signatures(asked, LAST_HOUR_S)
+
+
+async def read_alerts(found: Sequence[QueueSummary]) -> dict[QueueRef, list[Alert]]:
+    """:func:`alerts_by_queue` after reading the last hour's failed jobs (one round trip)
+    and, for queues that failed some, their new failure signatures."""
+    # A queue that keeps no failed job failed none in the last hour: no read for it.
+    recent = await failed_since([s.ref for s in found if s.counts["failed"]], LAST_HOUR_S)
+    return alerts_by_queue(found, recent, await read_signatures(found, recent))

@@ -1,0 +1,2 @@
+"""Failed jobs grouped: ``failure_groups.py``, ``trends.py`` (per minute over a day),
+``stack_frames.py``."""

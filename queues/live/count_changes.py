@@ -1,0 +1,188 @@
+"""Live counts: moved by each event without a Redis read (count_estimate.py), re-read exactly
+soon after an event the estimate cannot follow, and every ``resync_interval`` while the queue
+changes; only what changed goes out.
+
+Queues without events are re-read too (a hand edit, a trimmed stream, a writer that sends no
+events), each once ``quiet_after`` seconds have passed since its last read, but no more than
+``quiet_reads_per_second`` of them, the longest unread first: 20 queues are each re-read every
+30 s, while the cost of 10,000 stays that of the budget (each is then re-read every
+``queues / quiet_reads_per_second`` seconds), the rows open overviews show first. Watched
+queues are re-read at every full refresh on top of it."""
+
+from __future__ import annotations
+
+import heapq
+import time
+
+from queues.live import protocol as live_protocol
+from queues.live.count_estimate import CountEstimates, Effect
+from queues.live.events import QueueEvent
+from queues.live.outbox import Outbox
+from queues.live.protocol import CountsEntry, LiveMessage
+from queues.live.token_bucket import TokenBucket
+from queues.live.watching import Watching
+from queues.reads.counts import read_summaries
+from queues.reads.keys import QueueRef
+
+
+def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> CountsEntry:
+    """One queue in a ``counts`` message."""
+    return live_protocol.counts_entry(ref.slug, ref.name, counts, paused)
+
+
+class LiveCounts:
+    def __init__(
+        self,
+        outbox: Outbox,
+        watching: Watching,
+        counts_interval: float,
+        resync_interval: float,
+        quiet_reads_per_second: float = 5.0,
+        quiet_after: float = 30.0,
+    ) -> None:
+        self.outbox = outbox
+        self.watching = watching
+        # An exact re-read follows an event the estimate cannot follow within counts_interval,
+        # and any change within resync_interval.
+        self.counts_interval = counts_interval
+        self.resync_interval = resync_interval
+        self.estimates = CountEstimates()
+        self.legacy_paused: frozenset[QueueRef] = frozenset()
+        # Queue → time (ms) of the oldest event that moved its counts and is not yet sent.
+        self.moved: dict[QueueRef, int] = {}
+        # Queue → time (ms) of the oldest event the estimate could not follow (read soon).
+        self.uncertain: dict[QueueRef, int] = {}
+        self.resync_at: dict[QueueRef, float] = {}  # queue → when to re-read it exactly
+        self.events_taken: dict[QueueRef, int] = {}
+        self.read_at: dict[QueueRef, float] = {}
+        self.last_sent: dict[QueueRef, CountsEntry] = {}
+        self.queues: list[QueueRef] = []  # every queue, as the last full refresh found them
+        self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
+        # Read in batches of up to a second's worth: one pipelined round trip each.
+        self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
+
+    def snapshot(self) -> LiveMessage | None:
+        """Last known counts of every queue (no Redis read), as the overview gets them, for an
+        overview that just connected."""
+        if not self.last_sent:
+            return None
+        entries = [live_protocol.overview_entry(entry) for entry in self.last_sent.values()]
+        return live_protocol.overview_counts_message(entries)
+
+    def snapshot_of(self, slug: str) -> LiveMessage | None:
+        """Last known counts of one queue, for its queue or job page that just connected."""
+        entries = [entry for entry in self.last_sent.values() if entry["slug"] == slug]
+        return live_protocol.counts_message(entries) if entries else None
+
+    def take(self, ref: QueueRef, event: QueueEvent) -> None:
+        at = event.at_ms
+        self.events_taken[ref] = self.events_taken.get(ref, 0) + 1
+        effect = self.estimates.apply(ref, event)
+        if effect is not Effect.NONE:
+            self.moved.setdefault(ref, at)
+            self.resync_at.setdefault(ref, time.monotonic() + self.resync_interval)
+        if effect is Effect.UNCERTAIN:
+            self.uncertain.setdefault(ref, at)
+
+    def restart(self) -> None:
+        """Forget the estimates' history and what was sent: they start again from exact
+        reads (another process may have read and sent meanwhile)."""
+        self.last_sent.clear()
+        self.estimates.clear()
+        self.moved.clear()
+        self.uncertain.clear()
+        self.resync_at.clear()
+
+    def forget_sent(self) -> None:
+        """Redis is away: what the pages were sent is no longer known to hold."""
+        self.last_sent.clear()
+        self.estimates.clear()
+
+    async def refresh_all(self, queues: list[QueueRef], *, everything: bool = True) -> None:
+        """Every queue there is: read those whose counts are not known yet and the watched ones
+        not read lately, and send their counts that changed, or all with ``everything`` (the
+        others' are kept exact by the events, checked by :meth:`verify_quiet`)."""
+        for ref in set(self.last_sent) - set(queues):
+            self.last_sent.pop(ref, None)
+            self.estimates.forget(ref)
+        self.queues = list(queues)
+        now = time.monotonic()
+        watched = self.watching.queues | {slug for slug, _ in self.watching.jobs}
+        stale = [
+            ref
+            for ref in queues
+            if not self.estimates.known(ref)
+            or (ref.slug in watched and now - self.read_at.get(ref, 0) >= self.resync_interval)
+        ]
+        await self.read_exact(stale)
+        # ``everything``: changed or not, for pages that may have missed a message.
+        self._send(queues, 0, everything=everything)
+
+    async def verify_quiet(self) -> None:
+        """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
+        as many as the quiet budget allows now."""
+        since = time.monotonic() - self.quiet_after
+        due = [ref for ref in self.queues if self.read_at.get(ref, 0) <= since]
+        granted = self.quiet_reads.take(len(due)) if due else 0
+        if not granted:
+            return
+        shown = self.watching.shown
+        # Rows on an open overview first, then the longest unread.
+        oldest = heapq.nsmallest(
+            granted, due, key=lambda ref: (ref.slug not in shown, self.read_at.get(ref, 0))
+        )
+        await self.read_exact(oldest)
+
+    async def flush(self) -> None:
+        """Re-read the queues that are due, and send the counts the events moved."""
+        now = time.monotonic()
+        due = {
+            ref for ref in self.uncertain if now - self.read_at.get(ref, 0) >= self.counts_interval
+        }
+        due.update(ref for ref, at in self.resync_at.items() if at <= now)
+        if due:
+            await self.read_exact(list(due))
+        if self.moved:
+            moved, self.moved = self.moved, {}
+            self._send(list(moved), min(moved.values()))
+
+    async def read_exact(self, refs: list[QueueRef]) -> None:
+        """Re-read ``refs``' counts, make them the estimates' new base, and send what changed."""
+        if not refs:
+            return
+        taken = {ref: self.events_taken.get(ref, 0) for ref in refs}
+        summaries = await read_summaries(refs, self.legacy_paused)
+        now = time.monotonic()
+        for item in summaries:
+            ref = item.ref
+            self.estimates.set_exact(ref, item.counts, item.paused, ref in self.legacy_paused)
+            self.read_at[ref] = now
+            self.uncertain.pop(ref, None)
+            if self.events_taken.get(ref, 0) != taken[ref]:
+                # Events came in while reading: the read may or may not hold them.
+                self.resync_at[ref] = now + self.resync_interval
+            else:
+                self.resync_at.pop(ref, None)
+        # The oldest event these counts are the first to show (0: a resync shows no new event).
+        pending = [self.moved.pop(item.ref) for item in summaries if item.ref in self.moved]
+        self._send([item.ref for item in summaries], min(pending, default=0))
+
+    def _send(self, refs: list[QueueRef], event_at: int, *, everything: bool = False) -> None:
+        """``event_at``: when the oldest event behind these counts was written (0: none)."""
+        changed = []
+        for ref in refs:
+            if not self.estimates.known(ref):
+                continue
+            entry = counts_entry(ref, self.estimates.counts(ref), self.estimates.paused(ref))
+            if everything or self.last_sent.get(ref) != entry:
+                changed.append(entry)
+            self.last_sent[ref] = entry
+        if not changed:
+            return
+        overview = [live_protocol.overview_entry(entry) for entry in changed]
+        self.outbox.emit(("overview",), live_protocol.overview_counts_message(overview, event_at))
+        for entry in changed:
+            if entry["slug"] in self.watching.queues:
+                self.outbox.emit(
+                    ("queue", entry["slug"]), live_protocol.counts_message([entry], event_at)
+                )

@@ -1,0 +1,353 @@
+"""The one producer of live updates per deployment.
+
+It follows every queue's BullMQ event stream with a blocking XREAD (resuming from the last id it
+saw), and turns events into a few kinds of message for the pages:
+
+* counts of a queue, moved by each event without a Redis read (count_estimate.py) and re-read
+  exactly soon after an event the estimate cannot follow, and every ``resync_interval`` while
+  the queue changes;
+* rows of a watched queue whose jobs changed state (the newest hashes read within a budget of
+  ``row_reads_per_second``, the rest sent state-only);
+* progress of jobs (from the event itself, no Redis read);
+* state, attempts and new log lines of single watched jobs;
+* the Redis connection state.
+
+What one pass produces goes out as one message per topic (``{"type": "batch"}`` when there are
+several). A slow full refresh (``full_refresh`` seconds) finds new queues and re-reads watched
+ones; queues without events are re-read from a fixed budget per second (live/counts.py), which
+catches trimmed streams and queues written without events at a cost flat in their number. Only the
+process holding the lease reads Redis; how many pages watch changes what is sent, not what is
+read. Each of those jobs is a module of ``queues/live/``; the ``Follower`` below runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.config.settings import get_config
+from queues.live import protocol as live_protocol
+from queues.live.count_changes import LiveCounts
+from queues.live.events import QueueEvent
+from queues.live.following import QueueFollowing
+from queues.live.interest import Interest
+from queues.live.leadership import Leadership
+from queues.live.log_lines import LogTails
+from queues.live.new_queues import NewQueueScanner
+from queues.live.outbox import Outbox, Publish
+from queues.live.progress import ProgressUpdates
+from queues.live.protocol import LiveMessage
+from queues.live.rows import RowChanges
+from queues.live.schedule import Chores, Later, Periodic
+from queues.live.status import REDIS_ERRORS, RedisStatus
+from queues.live.streams import StreamReader
+from queues.live.watching import Watching
+from queues.reads.keys import QueueRef
+from queues.redis import connections
+from queues.redis.clients import get_client, new_client
+from queues.redis.connections import own_key_prefix
+from queues.throughput.sampler import MinuteSampler
+
+log = logging.getLogger("bullpen.live")
+
+# Seconds beyond one blocking read and its pause within which the reader must have caught up
+# for this process's counts to be handed to a page as they are.
+READER_SLACK = 1.0
+
+
+@dataclass
+class LiveSettings:
+    # Counts move with the events (count_estimate.py); an exact re-read follows an event the
+    # estimate cannot follow within counts_interval, and any change within resync_interval.
+    counts_interval: float = 0.25
+    resync_interval: float = 5.0
+    batch_window: float = 0.02
+    # Pause after a read that returned events, so that a busy stream is read in batches.
+    read_pause: float = 0.1
+    # Job hashes read for watched queue pages, per second (the newest changes first); other
+    # state changes go out without their hash (the page moves or drops those rows).
+    row_reads_per_second: float = 6.0
+    full_refresh: float = 30.0
+    # Every queue's counts go to the overviews this often, changed or not (otherwise only
+    # what changed, and everything when a reader starts or Redis or the channel layer is back):
+    # a page that missed a message is right again within this long.
+    resend_counts: float = 300.0
+    # At most this many queues a second are re-read although no event moved them (those not
+    # read for full_refresh seconds, the longest unread first): 5 is ~2,400 commands a minute
+    # at most, whatever the number of queues.
+    quiet_reads_per_second: float = 5.0
+    # New queues are looked for this often (through discovery's cache, DISCOVERY_INTERVAL).
+    discover_interval: float = 5.0
+    logs_interval: float = 1.0
+    interest_interval: float = 1.0
+    block_ms: int = 1000
+    lease_ttl_ms: int = 5000
+    # The reader's heartbeat to the pages: pages that miss three mark their figures stale.
+    heartbeat_interval: float = 2.0
+    # Pages served through a Redis channel layer subscribe again on their own schedule after
+    # its Redis comes back (about a second): what is sent before that reaches nobody, so
+    # everything is sent again this long after the layer takes messages again.
+    layer_resubscribe_grace: float = 3.0
+    # While an overview is open, keys a second walked to notice new queues (new_queues.py).
+    new_queue_scan_keys: int = 20000
+    # The websocket (dashboard/live/consumers.py): watches one socket may hold, sockets one client
+    # may keep open in one process, and seconds between checks that its user may still read.
+    max_watches: int = 50
+    max_sockets_per_client: int = 20
+    auth_recheck_interval: float = 30.0
+
+    @classmethod
+    def from_config(cls) -> LiveSettings:
+        given = get_config().get("LIVE", {}) or {}
+        return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
+
+
+class Follower:
+    def __init__(
+        self,
+        publish: Publish,
+        registry: Interest,
+        settings: LiveSettings | None = None,
+        connection: str | None = None,
+    ) -> None:
+        """``registry``: what this process's pages watch (its websocket consumers write it);
+        ``connection``: the Redis whose queues it follows (None: the default one). Each
+        connection has its own follower, lease and watcher lists, in its own Redis."""
+        self.settings = s = settings or LiveSettings.from_config()
+        self.connection = connection or connections.default_name()
+        key_prefix = own_key_prefix(self.connection)
+        self.wake = asyncio.Event()
+        self.chores = Chores(
+            renew_lease=Periodic(s.lease_ttl_ms / 3000),
+            publish_interest=Periodic(5.0),
+            heartbeat=Periodic(s.heartbeat_interval),
+            read_interest=Periodic(s.interest_interval),
+            full_refresh=Periodic(s.full_refresh),
+            resend_counts=Periodic(s.resend_counts),
+            discover=Periodic(s.discover_interval),
+            adopt=Periodic(1.0),
+            flush_samples=Periodic(5.0),
+            tail_logs=Periodic(s.logs_interval),
+            resend_again=Later(),
+        )
+        self.status = RedisStatus()
+        self._probe: aioredis.Redis | None = None
+        self.outbox = Outbox(publish, layer_back=self._layer_back)
+        self.leadership = Leadership(
+            registry,
+            lease_key=f"{key_prefix}:live:lease",
+            interest_key=f"{key_prefix}:live:interest",
+            lease_ttl_ms=s.lease_ttl_ms,
+            status=self.status,
+        )
+        self.watching = Watching(self.connection)
+        self.streams = StreamReader(s.block_ms, s.read_pause, self.connection)
+        self.counts = LiveCounts(
+            self.outbox,
+            self.watching,
+            s.counts_interval,
+            s.resync_interval,
+            s.quiet_reads_per_second,
+            quiet_after=s.full_refresh,
+        )
+        self.rows = RowChanges(self.outbox, self.watching, s.row_reads_per_second)
+        self.progress = ProgressUpdates(self.outbox, self.watching)
+        self.logs = LogTails(self.outbox, self.watching)
+        self.sampler = MinuteSampler()
+        scanner = NewQueueScanner(
+            list(get_config()["PREFIXES"]), s.new_queue_scan_keys, self.connection
+        )
+        self.following = QueueFollowing(
+            self.streams, self.counts, self.watching, scanner, self.connection, self.status
+        )
+
+    @property
+    def leader(self) -> bool:
+        """This process holds the lease: it reads Redis for every process's pages."""
+        return self.leadership.leader
+
+    @property
+    def probe(self) -> aioredis.Redis:
+        """The client of the lease, which says whether Redis answers: it is not retried, so
+        that pages are told Redis is away as soon as it is (queues/redis/clients.py)."""
+        if self._probe is None:
+            self._probe = new_client(connection=self.connection, retries=False)
+        return self._probe
+
+    @property
+    def redis_ok(self) -> bool | None:
+        return self.status.ok
+
+    @property
+    def current(self) -> bool:
+        """The counts this process holds are Redis's now, give or take the last moment's
+        events: it surely holds the lease, Redis answers, and its reader has read everything
+        the streams held within a read's time. A process paused longer than the lease (a stop
+        signal, a long collection, a stalled VM) or one that does not read holds old ones."""
+        s = self.settings
+        within = s.block_ms / 1000 + s.read_pause + READER_SLACK
+        return (
+            self.leadership.holds()
+            and self.status.ok is True
+            and self.streams.caught_up_within(within)
+        )
+
+    def snapshot(self, slug: str | None = None) -> LiveMessage | None:
+        """Last known counts (no Redis read) for a page that just connected: every queue's for
+        an overview, or only ``slug``'s; None unless they are :attr:`current` (the page then
+        reads Redis)."""
+        if not self.current:
+            return None
+        return self.counts.snapshot() if slug is None else self.counts.snapshot_of(slug)
+
+    async def run(self) -> None:
+        reader = asyncio.ensure_future(
+            self.streams.read_forever(self._may_read, self._take, self._read_failed, self.wake)
+        )
+        try:
+            await self._housekeep_forever()
+        finally:
+            await cancel_and_wait(reader)
+            await self.streams.reset()
+            await self.leadership.release()
+            if self._probe is not None:
+                with contextlib.suppress(Exception):
+                    await self._probe.aclose()
+
+    # ---- events ---------------------------------------------------------------------------
+
+    def _may_read(self) -> bool:
+        return self.leader and not self.watching.idle
+
+    def _take(self, ref: QueueRef, event: QueueEvent) -> None:
+        if event.event == "progress":
+            self.progress.take(ref, event)
+            return
+        self.sampler.add(ref, event.event, event.at_ms)
+        self.counts.take(ref, event)
+        self.rows.take(ref, event)
+
+    async def _read_failed(self, detail: str) -> None:
+        await self._set_redis_ok(False, detail)
+
+    # ---- housekeeping ----------------------------------------------------------------------
+
+    async def _housekeep_forever(self) -> None:
+        while True:
+            raise_if_cancelled()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.25):
+                    await self.wake.wait()
+            self.wake.clear()
+            try:
+                await self._housekeep()
+                await self.outbox.send()
+            except ResponseError as error:
+                # A refused command (maxmemory, a script error): Redis itself is there.
+                self.outbox.clear()
+                self.status.refused("live update", error)
+                await asyncio.sleep(1)
+            except REDIS_ERRORS as error:
+                self.outbox.clear()
+                self.leadership.leader = False
+                self.chores.hurry_all()
+                await self._set_redis_ok(False, str(error))
+                await asyncio.sleep(1)
+            except Exception:  # a bug must not end live updates for everyone
+                self.outbox.clear()
+                log.exception("live update failed")
+                await asyncio.sleep(1)
+            await asyncio.sleep(self.settings.batch_window)
+
+    async def _housekeep(self) -> None:
+        redis = get_client(self.connection)
+        chores, leadership, watching = self.chores, self.leadership, self.watching
+        if chores.renew_lease.due():
+            was_leader = leadership.leader
+            became_leader = await leadership.renew(self.probe)
+            await self._set_redis_ok(True)
+            if became_leader:
+                log.info("live updates: this process now reads the event streams")
+                self._restart_streams()
+            elif was_leader and not leadership.leader:
+                log.info("live updates: another process reads the event streams now")
+                self.counts.forget_sent()
+        if leadership.registry.changed or chores.publish_interest.due():
+            await leadership.publish_interest(redis)
+        if not self.leader:
+            return
+        if chores.heartbeat.due():
+            beat = live_protocol.status_message(True, beat=True, connection=self.connection)
+            self.outbox.emit(("status",), beat)
+        if chores.read_interest.due():
+            woke = watching.everywhere(await leadership.read_interest(redis))
+            if woke:
+                self._restart_streams()
+        # This process's own pages count at once, not after the next exchange of interest.
+        watching.add_own(leadership.registry)
+        if watching.idle:
+            return  # nobody watches any page: read nothing until someone does
+        if chores.resend_again.due():
+            self._send_everything_soon()
+        if chores.full_refresh.due():
+            found = await self.following.discovered(redis)
+            everything = chores.resend_counts.due()
+            await self.counts.refresh_all(list(found.queues), everything=everything)
+        elif chores.discover.due():
+            await self.following.discovered(redis)
+        elif chores.adopt.due():
+            await self.following.watched(redis)
+            if watching.overview:
+                await self.following.newly_created(redis)
+        self.progress.flush()
+        await self.rows.flush()
+        await self.counts.flush()
+        await self.counts.verify_quiet()
+        if chores.flush_samples.due():
+            await self._flush_samples(redis)
+        if watching.jobs and chores.tail_logs.due():
+            await self.logs.flush(redis)
+
+    def _restart_streams(self) -> None:
+        """After a time of not reading (idle, or another process held the lease): start again
+        from the streams' ends, with fresh counts, rather than replay what the counts hold."""
+        self.streams.forget_all()
+        self.rows.clear()
+        self.counts.restart()
+        self._send_everything_soon()
+
+    def _layer_back(self) -> None:
+        """The channel layer takes messages again after refusing some: pages missed some. Send
+        everything now, and again once the pages' side has surely subscribed again."""
+        self._send_everything_soon()
+        self.chores.resend_again.arm(self.settings.layer_resubscribe_grace)
+
+    def _send_everything_soon(self) -> None:
+        """Pages may have missed counts (a new reader, Redis or the channel layer back): read
+        and send every queue's at once."""
+        self.chores.full_refresh.hurry()
+        self.chores.resend_counts.hurry()
+
+    async def _flush_samples(self, redis: aioredis.Redis) -> None:
+        try:
+            await self.sampler.flush(redis, int(time.time() * 1000))
+            self.status.accepted("samples")
+        except ResponseError as error:
+            self.status.refused("samples", error)
+
+    async def _set_redis_ok(self, ok: bool, detail: str = "") -> None:
+        if not self.status.change(ok, detail):
+            return
+        if ok:
+            self._send_everything_soon()  # recovered: re-read everything at once
+        else:
+            self.counts.forget_sent()
+        status = live_protocol.status_message(ok, detail, connection=self.connection)
+        await self.outbox.publish(("status",), status)

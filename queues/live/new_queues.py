@@ -1,0 +1,63 @@
+"""Noticing new queues within a second or two while someone watches the overview.
+
+Discovery's full SCAN is cached for ``DISCOVERY_INTERVAL`` seconds (30 by default): fine for
+pages, too slow for an overview that should show a queue as soon as BullMQ creates it. BullMQ
+keeps no registry of queues, so this walks the keyspace with a SCAN cursor that carries over
+from call to call, at most ``keys_per_second`` keys a second: on a small Redis a whole sweep
+fits in one step, on a large one a sweep takes longer but Redis's cost stays the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from queues.reads.discovery import escape_glob, queue_name_of_key
+from queues.reads.keys import QueueRef
+from queues.redis import connections
+from queues.redis.cluster import is_cluster, masters
+
+SCAN_BATCH = 1000
+
+
+class NewQueueScanner:
+    def __init__(
+        self, prefixes: list[str], keys_per_second: int, connection: str | None = None
+    ) -> None:
+        self.prefixes = prefixes
+        self.connection = connection or connections.default_name()  # whose keys are walked
+        self.keys_per_second = max(SCAN_BATCH, keys_per_second)
+        self._cursors: dict[str, int] = {}
+
+    async def step(self, redis: aioredis.Redis, seconds: float = 1.0) -> set[QueueRef]:
+        """Queues seen in this step's share of the sweep (known ones included)."""
+        calls = max(1, int(self.keys_per_second * seconds) // SCAN_BATCH // len(self.prefixes))
+        found: set[QueueRef] = set()
+        nodes = await masters(redis) if is_cluster(redis) else [None]
+        for prefix in self.prefixes:
+            pattern = f"{escape_glob(prefix)}:*:[im][de]*"
+            for node in nodes:  # a cluster's masters each hold a share of the keys
+                place = prefix if node is None else f"{prefix} {node.name}"
+                cursor = self._cursors.get(place, 0)
+                for _ in range(calls):
+                    cursor, keys = await _scan(redis, node, cursor, pattern)
+                    for key in keys:
+                        name = queue_name_of_key(prefix, str(key))
+                        if name is not None:
+                            found.add(QueueRef(prefix, name, self.connection))
+                    if cursor == 0:
+                        break
+                self._cursors[place] = cursor
+        return found
+
+
+async def _scan(redis: aioredis.Redis, node: Any, cursor: int, pattern: str) -> tuple[int, Any]:
+    if node is None:
+        found: tuple[int, Any] = await redis.scan(cursor, match=pattern, count=SCAN_BATCH)
+        return found
+    # One master's SCAN answers its cursor under the node's name.
+    cursors, keys = await redis.execute_command(  # type: ignore[no-untyped-call]
+        "SCAN", cursor, "MATCH", pattern, "COUNT", SCAN_BATCH, target_nodes=node
+    )
+    return int(cursors[node.name]), keys

@@ -1,0 +1,225 @@
+"""The live follower's messages, one TypedDict each, built only by the functions below.
+
+These carry data, not markup: the dashboard renders them with the pages' own templates
+(dashboard/live/render.py) once per kind of viewer, then sends them to the browsers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, TypedDict
+
+from queues.redis import connections
+
+Topic = tuple[str, ...]  # ("overview",), ("status",), ("queue", slug), ("job", slug, id)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CountsEntry(TypedDict):
+    slug: str
+    name: str
+    counts: dict[str, int]
+    paused: bool
+
+
+class OverviewEntry(TypedDict, total=False):
+    """A counts entry as the overview gets it: ``name`` only when it is not the slug,
+    ``paused`` only when true, ``counts`` only the states that hold jobs."""
+
+    slug: str
+    name: str
+    counts: dict[str, int]
+    paused: bool
+
+
+class CountsMessage(TypedDict):
+    type: Literal["counts"]
+    queues: list[CountsEntry] | list[OverviewEntry]
+    at: int
+    eventAt: int  # when the oldest event behind these counts was written (0: none)
+
+
+class StatusMessage(TypedDict):
+    type: Literal["status"]
+    redis: Literal["ok", "down"]
+    detail: str
+    at: int
+    # Sent by the reader of the event streams every few seconds while it reads: pages that
+    # stop hearing it mark their figures stale instead of saying "live".
+    beat: bool
+    # The Redis connection this is about: each has its own reader (queues/redis/connections.py).
+    connection: str
+
+
+class ProgressUpdate(TypedDict):
+    id: str
+    progress: Any
+    at: int
+
+
+class ProgressMessage(TypedDict):
+    type: Literal["progress"]
+    queue: str
+    scope: Literal["queue", "job"]  # for a queue page's rows, or for one job's page
+    updates: list[ProgressUpdate]
+
+
+class RowChange(TypedDict, total=False):
+    id: str
+    state: str
+    at: int
+    job: dict[str, Any]  # the row as a list page reads it; absent: sent state-only
+
+
+class Removal(TypedDict):
+    id: str
+    at: int
+
+
+class RowsMessage(TypedDict):
+    type: Literal["rows"]
+    queue: str
+    rows: list[RowChange]
+    removed: list[Removal]
+
+
+class JobMessage(TypedDict):
+    type: Literal["job"]
+    queue: str
+    id: str
+    job: dict[str, Any]  # queues.detail.job_live_view: state "removed" once gone
+    at: int
+
+
+class LogsMessage(TypedDict):
+    type: Literal["logs"]
+    queue: str
+    id: str
+    start: int
+    lines: list[str]
+
+
+class BulkMessage(TypedDict):
+    """A bulk action's progress: ``done`` is the count of jobs it moved so far."""
+
+    type: Literal["bulk"]
+    queue: str
+    action: str
+    done: int
+    total: int
+    id: str  # the background action's id
+    state: str  # queued, running, done, cancelled, interrupted, failed
+    text: str  # once finished: what it did, as the page confirms it
+
+
+OneMessage = (
+    CountsMessage
+    | StatusMessage
+    | ProgressMessage
+    | RowsMessage
+    | JobMessage
+    | LogsMessage
+    | BulkMessage
+)
+
+
+class BatchMessage(TypedDict):
+    """What one pass of the follower has for one topic: one websocket message, not several."""
+
+    type: Literal["batch"]
+    messages: list[OneMessage]
+
+
+LiveMessage = OneMessage | BatchMessage
+
+
+def counts_entry(slug: str, name: str, counts: dict[str, int], paused: bool) -> CountsEntry:
+    return {"slug": slug, "name": name, "counts": counts, "paused": paused}
+
+
+def overview_entry(entry: CountsEntry) -> OverviewEntry:
+    """``entry`` as the overview gets it: an overview of thousands of queues gets every
+    queue's counts when it connects, and most states are empty, most queues not paused."""
+    found: OverviewEntry = {
+        "slug": entry["slug"],
+        "counts": {state: n for state, n in entry["counts"].items() if n},
+    }
+    if entry["name"] != entry["slug"]:
+        found["name"] = entry["name"]
+    if entry["paused"]:
+        found["paused"] = True
+    return found
+
+
+def overview_counts_message(entries: list[OverviewEntry], event_at: int = 0) -> CountsMessage:
+    return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
+
+
+def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessage:
+    return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
+
+
+def status_message(
+    ok: bool, detail: str = "", *, beat: bool = False, connection: str | None = None
+) -> StatusMessage:
+    return {
+        "type": "status",
+        "redis": "ok" if ok else "down",
+        "detail": detail,
+        "at": now_ms(),
+        "beat": beat,
+        "connection": connection or connections.default_name(),
+    }
+
+
+def progress_message(
+    queue: str, updates: list[ProgressUpdate], scope: Literal["queue", "job"]
+) -> ProgressMessage:
+    return {"type": "progress", "queue": queue, "scope": scope, "updates": updates}
+
+
+def rows_message(queue: str, rows: list[RowChange], removed: list[Removal]) -> RowsMessage:
+    return {"type": "rows", "queue": queue, "rows": rows, "removed": removed}
+
+
+def job_message(queue: str, job: dict[str, Any]) -> JobMessage:
+    return {"type": "job", "queue": queue, "id": str(job["id"]), "job": job, "at": now_ms()}
+
+
+def logs_message(queue: str, job_id: str, start: int, lines: list[str]) -> LogsMessage:
+    return {"type": "logs", "queue": queue, "id": job_id, "start": start, "lines": lines}
+
+
+def bulk_message(
+    queue: str,
+    action: str,
+    done: int,
+    total: int,
+    *,
+    action_id: str = "",
+    state: str = "running",
+    text: str = "",
+) -> BulkMessage:
+    return {
+        "type": "bulk",
+        "queue": queue,
+        "action": action,
+        "done": done,
+        "total": total,
+        "id": action_id,
+        "state": state,
+        "text": text,
+    }
+
+
+def batch_message(messages: list[LiveMessage]) -> BatchMessage:
+    flat: list[OneMessage] = []
+    for message in messages:
+        if message["type"] == "batch":
+            flat.extend(message["messages"])  # type: ignore[typeddict-item]
+        else:
+            flat.append(message)  # type: ignore[arg-type]
+    return {"type": "batch", "messages": flat}

@@ -1,0 +1,254 @@
+"""Finding the queues: SCAN for ``<prefix>:*:meta`` and ``<prefix>:*:id`` plus configured names.
+
+A full SCAN walks every key (millions of jobs), so its result is kept for
+``DISCOVERY_INTERVAL`` seconds and refreshed in the background while the old list is served.
+
+Each connection is scanned on its own. With several, one that cannot be reached lists no
+queues (and is named in ``unreachable``) while the others are listed; with one, its failure is
+the caller's, as it always was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass, field, replace
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from queues.config.settings import get_config, on_change
+from queues.live import seen_queues
+from queues.reads.keys import QueueRef
+from queues.redis import connections, reachability
+from queues.redis.clients import get_client
+from queues.redis.errors import reason
+from queues.redis.unreachable import UNREACHABLE
+
+_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
+
+
+@dataclass(frozen=True)
+class Discovered:
+    queues: tuple[QueueRef, ...]
+    # Queues that still hold a BullMQ 5 ``paused`` list: only these need it counted.
+    legacy_paused: frozenset[QueueRef] = frozenset()
+    at: float = field(default_factory=time.monotonic)
+    # Connections that could not be read (with several), and why.
+    unreachable: tuple[tuple[str, str], ...] = ()
+    # When the scan began (ms since the epoch): queues the live reader saw created after it
+    # are added to the list (seen_queues.py).
+    scanned_ms: int = 0
+
+
+# Per connection: its kept queue list, and the refresh running in the background.
+_cache: dict[str, Discovered] = {}
+_refreshing: dict[str, asyncio.Task[Discovered]] = {}
+# The last merge of several connections' lists, and the lists it was made of.
+_merged: tuple[tuple[Discovered, ...], Discovered] | None = None
+# Per connection: when the live reader's finds were last read (monotonic), and the queues
+# destroyed here since the scan, with when (ms): a find older than that is not listed again.
+_seen_read_at: dict[str, float] = {}
+_forgotten: dict[str, dict[QueueRef, int]] = {}
+# The live reader's finds are read at most this often per process (one ZRANGEBYSCORE).
+SEEN_READ_EVERY = 0.5
+
+
+@on_change
+def reset() -> None:
+    """Forget the kept queue lists: the settings they were scanned with changed."""
+    global _merged
+    _cache.clear()
+    _refreshing.clear()
+    _merged = None
+    _seen_read_at.clear()
+    _forgotten.clear()
+
+
+def forget(ref: QueueRef) -> None:
+    """The queue was destroyed: leave it out of the kept list (a later scan finds it if it is
+    written to again), so that the overview does not list it until the next scan."""
+    cached = _cache.get(ref.connection)
+    if cached is None or ref not in cached.queues:
+        return
+    if ref in {QueueRef.from_slug(name) for name in get_config()["QUEUES"]}:
+        return  # configured queues are always listed
+    _forgotten.setdefault(ref.connection, {})[ref] = seen_queues.now_ms()
+    _cache[ref.connection] = replace(
+        cached,
+        queues=tuple(q for q in cached.queues if q != ref),
+        legacy_paused=cached.legacy_paused - {ref},
+    )
+
+
+def escape_glob(text: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
+def split_key(prefix: str, key: str) -> tuple[str, str] | None:
+    """``(name, suffix)`` of a ``<prefix>:<name>:<suffix>`` key whose name holds no ``:``."""
+    head = prefix + ":"
+    if not key.startswith(head):
+        return None
+    name, sep, suffix = key[len(head) :].rpartition(":")
+    if not sep or not name or ":" in name:
+        return None
+    return name, suffix
+
+
+def queue_name_of_key(prefix: str, key: str) -> str | None:
+    """The queue name of a ``<prefix>:<name>:meta`` or ``...:id`` key, or None for any other key
+    the pattern let through (job ids starting with ``id``/``me``, names holding ``:``)."""
+    parts = split_key(prefix, key)
+    return parts[0] if parts and parts[1] in ("meta", "id") else None
+
+
+async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> tuple[set[str], set[str]]:
+    """The queues under ``prefix``, and those of them that still hold a BullMQ 5 ``paused``
+    list (found by the same walk: no EXISTS per queue, which thousands of queues would cost)."""
+    # One pass: ``[imp][dea]*`` admits ``:meta``, ``:id`` and ``:paused``; the few other keys
+    # it admits (``:marker``, job ids starting so) are dropped by split_key's callers.
+    pattern = f"{escape_glob(prefix)}:*:[imp][dea]*"
+    names: set[str] = set()
+    paused_lists: set[str] = set()
+    async for key in redis.scan_iter(match=pattern, count=count):
+        parts = split_key(prefix, key)
+        if parts is None:
+            continue
+        name, suffix = parts
+        if suffix in ("meta", "id"):
+            names.add(name)
+        elif suffix == "paused":
+            paused_lists.add(name)
+    return names, paused_lists & names
+
+
+def add_seen(connection: str, refs: list[QueueRef]) -> None:
+    """The live reader saw ``refs`` created: list them now, not after the next scan."""
+    cached = _cache.get(connection)
+    if cached is None:
+        return  # the first scan lists them
+    listed = set(cached.queues)
+    new = [ref for ref in refs if ref not in listed and ref.connection == connection]
+    if new:
+        _cache[connection] = replace(cached, queues=tuple(sorted(listed.union(new))))
+    for ref in new:
+        _forgotten.get(connection, {}).pop(ref, None)
+
+
+async def _with_seen(connection: str, cached: Discovered) -> Discovered:
+    """``cached`` with the queues the live reader (of any process) saw created since its
+    scan, read from Redis at most every ``SEEN_READ_EVERY`` seconds."""
+    now = time.monotonic()
+    if now - _seen_read_at.get(connection, -SEEN_READ_EVERY) < SEEN_READ_EVERY:
+        return cached
+    _seen_read_at[connection] = now
+    try:
+        seen = await seen_queues.seen_since(get_client(connection), connection, cached.scanned_ms)
+    except (*UNREACHABLE, ResponseError):
+        return cached  # the scan's list stands; the caller's own reads say what is wrong
+    forgotten = _forgotten.get(connection, {})
+    listed = set(cached.queues)
+    new = [ref for ref, at in seen.items() if ref not in listed and at > forgotten.get(ref, 0)]
+    if not new:
+        return cached
+    found = replace(cached, queues=tuple(sorted(listed.union(new))))
+    _cache[connection] = found
+    return found
+
+
+async def _discover(connection: str) -> Discovered:
+    scanned_ms = seen_queues.now_ms()
+    config = get_config()
+    redis = get_client(connection)
+    refs: set[QueueRef] = set()
+    legacy: set[QueueRef] = set()
+    for prefix in config["PREFIXES"]:
+        names, paused_lists = await scan_queues(redis, prefix, int(config["SCAN_COUNT"]))
+        refs.update(QueueRef(prefix, name, connection) for name in names)
+        legacy.update(QueueRef(prefix, name, connection) for name in paused_lists)
+    configured = {
+        ref
+        for ref in (QueueRef.from_slug(slug) for slug in config["QUEUES"])
+        if ref.connection == connection
+    } - refs
+    ordered = tuple(sorted(refs | configured))
+    if configured:
+        # Configured queues the scan did not find may still have a paused list of their own.
+        async with redis.pipeline(transaction=False) as pipe:
+            for ref in sorted(configured):
+                pipe.exists(ref.key("paused"))
+            found = await pipe.execute()
+        legacy.update(ref for ref, has in zip(sorted(configured), found, strict=True) if has)
+    return Discovered(queues=ordered, legacy_paused=frozenset(legacy), scanned_ms=scanned_ms)
+
+
+async def _refresh(connection: str) -> Discovered:
+    found = await _discover(connection)
+    _cache[connection] = found
+    _forgotten.pop(connection, None)  # the scan saw what is there now
+    return found
+
+
+async def discovered_on(connection: str) -> Discovered:
+    """One connection's queue list; a stale list is served while one refresh runs in the
+    background."""
+    interval = float(get_config()["DISCOVERY_INTERVAL"])
+    cached = _cache.get(connection)
+    if cached is None or interval <= 0:
+        return await _refresh(connection)
+    running = _refreshing.get(connection)
+    if time.monotonic() - cached.at > interval and (running is None or running.done()):
+        task = asyncio.ensure_future(_refresh(connection))
+        task.add_done_callback(_swallow)
+        _refreshing[connection] = task
+    return await _with_seen(connection, cached)
+
+
+async def discovered() -> Discovered:
+    """Every connection's queues; with several, those that cannot be read are named in
+    ``unreachable`` instead."""
+    names = connections.names()
+    if len(names) == 1:
+        return await discovered_on(names[0])
+    found = tuple(await asyncio.gather(*(_discovered_or_unreachable(name) for name in names)))
+    global _merged
+    if _merged is not None and len(_merged[0]) == len(found):
+        if all(kept is part for kept, part in zip(_merged[0], found, strict=True)):
+            return _merged[1]  # the same lists: the same object, which callers' caches know
+    merged = Discovered(
+        queues=tuple(sorted(ref for part in found for ref in part.queues)),
+        legacy_paused=frozenset(ref for part in found for ref in part.legacy_paused),
+        at=min(part.at for part in found),
+        unreachable=tuple(pair for part in found for pair in part.unreachable),
+    )
+    _merged = (found, merged)
+    return merged
+
+
+async def _discovered_or_unreachable(connection: str) -> Discovered:
+    if reachability.skip(connection):
+        detail = reachability.unreachable().get(connection, "")
+        return Discovered(queues=(), unreachable=((connection, detail),))
+    try:
+        return await discovered_on(connection)
+    except UNREACHABLE as error:
+        reachability.note_down(connection, reason(error))
+        return Discovered(queues=(), unreachable=((connection, reason(error)),))
+
+
+def _swallow(task: asyncio.Task[Discovered]) -> None:
+    # A failed background refresh keeps the old list; the next request tries again.
+    if not task.cancelled():
+        task.exception()
+
+
+async def known(ref: QueueRef) -> bool:
+    """Whether the queue exists: in the list, or (created since the last scan) in Redis."""
+    found = await discovered_on(ref.connection)
+    if ref in found.queues:
+        return True
+    if ":" in ref.name or ref.prefix not in get_config()["PREFIXES"]:
+        return False
+    return bool(await get_client(ref.connection).exists(ref.key("meta"), ref.key("id")))

@@ -1,0 +1,83 @@
+"""Clients of a Redis Cluster, built with redis-py's own asyncio ``RedisCluster``.
+
+The client learns the slot map from the seed nodes, sends each command to the master holding
+its key, follows MOVED and ASK redirections, and reloads the map after a failover. BullMQ keeps
+a queue's keys in one slot only when the prefix or the queue name carries a hash tag
+(``{bull}``, or ``{tenant-1}`` in the name): Bullpen's reads, scripts and the bullmq package's
+scripts touch one queue's keys at a time, so they work with either.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+
+from queues.redis.urls import ClusterUrl
+
+# Options shared by every client (queues/redis/clients.py) that RedisCluster takes as well.
+_SHARED = (
+    "decode_responses",
+    "encoding_errors",
+    "socket_connect_timeout",
+    "socket_timeout",
+    "health_check_interval",
+    "retry",
+    "retry_on_error",
+    "client_name",
+)
+
+
+# Per cluster client: a plain client of each master, for pipelines read in one pass
+# (fastpipe.py), made with the cluster client's own connection settings.
+_node_clients: weakref.WeakKeyDictionary[RedisCluster, dict[str, aioredis.Redis]] = (
+    weakref.WeakKeyDictionary()
+)
+_settings: weakref.WeakKeyDictionary[RedisCluster, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def cluster_client(
+    target: ClusterUrl, options: dict[str, Any], cluster_class: type[RedisCluster] = RedisCluster
+) -> RedisCluster:
+    kept = {name: value for name, value in options.items() if name in _SHARED}
+    client = cluster_class(
+        startup_nodes=[ClusterNode(host, port) for host, port in target.nodes],
+        username=target.username,
+        password=target.password,
+        ssl=target.tls,
+        **kept,
+    )
+    _settings[client] = {
+        **kept,
+        "username": target.username,
+        "password": target.password,
+        "ssl": target.tls,
+    }
+    return client
+
+
+def node_client(cluster: RedisCluster, node: ClusterNode) -> aioredis.Redis:
+    """A plain client of one master of ``cluster`` (kept, one per master and cluster client)."""
+    clients = _node_clients.setdefault(cluster, {})
+    client = clients.get(node.name)
+    if client is None:
+        client = aioredis.Redis(host=node.host, port=int(node.port), **_settings.get(cluster, {}))
+        clients[node.name] = client
+    return client
+
+
+async def close_node_clients(cluster: Any) -> None:
+    for client in _node_clients.pop(cluster, {}).values():
+        await client.aclose()
+
+
+def is_cluster(client: object) -> bool:
+    return isinstance(client, RedisCluster)
+
+
+async def masters(client: Any) -> list[Any]:
+    """The cluster's masters (known once the client has connected)."""
+    await client.initialize()
+    return list(client.get_primaries())

@@ -1,0 +1,109 @@
+"""The Redis servers the dashboard reads, each under a name.
+
+``BULLPEN["CONNECTIONS"] = {"eu": {"URL": "redis://…"}, "us": {"URL": "…"}}`` names several;
+``BULLPEN["REDIS_URL"]`` alone is the short form of one, named ``default``. The first entry is
+the default connection: the worker runner's, and the one a queue slug without a connection
+(a link made while there was only one) names.
+
+With several connections a queue's slug carries its connection after an ``@`` (``mail@eu``,
+``jobs:mail@us``): connection names hold no ``@``, so the last one separates it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from queues.config.settings import get_config, on_change
+from queues.errors import QueueNotFound
+
+DEFAULT_NAME = "default"
+# Names appear in URLs, metric labels and key-free log lines: letters, digits, ``_ . -``.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+SLUG_SEPARATOR = "@"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One configured Redis: its name and the URL that reaches it."""
+
+    name: str
+    url: str
+
+
+@cache
+def configured() -> tuple[Connection, ...]:
+    """Every configured connection, the default one first."""
+    config = get_config()
+    named = config.get("CONNECTIONS") or {}
+    if not isinstance(named, Mapping) or not named:
+        return (Connection(DEFAULT_NAME, str(config["REDIS_URL"])),)
+    return tuple(Connection(str(name), url_of_entry(entry)) for name, entry in named.items())
+
+
+def url_of_entry(entry: Any) -> str:
+    """The URL of one CONNECTIONS entry (``{"URL": …}``, or the URL alone)."""
+    if isinstance(entry, Mapping):
+        return str(entry.get("URL", ""))
+    return str(entry)
+
+
+@on_change
+def reset() -> None:
+    configured.cache_clear()
+
+
+def names() -> list[str]:
+    return [connection.name for connection in configured()]
+
+
+def default_name() -> str:
+    return configured()[0].name
+
+
+def several() -> bool:
+    """More than one connection: slugs, rows and metrics then name theirs."""
+    return len(configured()) > 1
+
+
+def url_of(name: str | None) -> str:
+    """The URL of connection ``name`` (None: the default one)."""
+    if name is None:
+        return configured()[0].url
+    for connection in configured():
+        if connection.name == name:
+            return connection.url
+    raise QueueNotFound(f"No Redis connection named {name!r}")
+
+
+def split_slug(slug: str) -> tuple[str, str]:
+    """``(connection, slug without it)`` of a URL's queue segment. A segment without a
+    configured connection after its last ``@`` (a link from before there were several) names
+    a queue of the default connection; with one connection every slug is as it always was."""
+    head, sep, tail = slug.rpartition(SLUG_SEPARATOR)
+    if several() and sep and head and tail in names():
+        return tail, head
+    return default_name(), slug
+
+
+def own_key_prefix(connection: str | None = None) -> str:
+    """The prefix of Bullpen's own keys (``LIVE_KEY_PREFIX``) on ``connection`` (None: the
+    default one). On a Redis Cluster it is made a hash tag (``{bullpen}``) unless it holds
+    one: the keys that one transaction or script of Bullpen's touches must share a slot."""
+    config = get_config()
+    prefix = str(config.get("LIVE_KEY_PREFIX") or "bullpen")
+    if "{" in prefix or not _names_a_cluster(url_of(connection)):
+        return prefix
+    return "{" + prefix + "}"
+
+
+def _names_a_cluster(url: object) -> bool:
+    from queues.redis.urls import ClusterUrl, RedisUrlError, parse_redis_url
+
+    try:
+        return isinstance(parse_redis_url(url), ClusterUrl)
+    except RedisUrlError:
+        return False  # the system check reports it

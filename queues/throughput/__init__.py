@@ -1,0 +1,2 @@
+"""``rates.py`` (completed and failed per minute), ``sampler.py`` (Bullpen's own samples),
+``durations.py``, ``recent.py``."""

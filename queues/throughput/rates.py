@@ -1,0 +1,138 @@
+"""Completed and failed jobs per minute for a queue, over the last hour or day: the current
+minute and the 59 (or 1,439) before it, the window every "last hour" figure uses
+(:func:`window_start`).
+
+From BullMQ's own metrics when workers run with the ``metrics`` option; otherwise from
+Bullpen's own samples of the event streams (queues/throughput/sampler.py). BullMQ keeps, per kind
+(``<queue>:metrics:completed`` / ``failed``), a hash and a list. The list holds one count per
+closed minute, newest first; a minute closes only when a job of that kind finishes in a later
+minute, so its newest point is the minute before the hash's ``prevTS``. The hash holds the open
+minute: the minute of ``prevTS``, with ``count - prevCount`` jobs so far. Each kind closes its
+minutes on its own clock, so each list is placed by its own hash.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from queues.reads.keys import QueueRef
+from queues.redis import per_connection
+from queues.redis.errors import translate_redis_errors
+from queues.redis.fastpipe import Command
+from queues.throughput.sampler import MINUTE_MS, stats_key
+
+WINDOWS = {"hour": 60, "day": 1440}
+_META = ("prevTS", "count", "prevCount")
+
+
+def window_start(now_ms: int, minutes: int) -> int:
+    """The first millisecond of a window of ``minutes`` whole minutes ending with the current
+    one: what the throughput series, the failed-in-the-last-hour alert and the metrics count."""
+    return now_ms - now_ms % MINUTE_MS - MINUTE_MS * (minutes - 1)
+
+
+def _ints(values: list[Any]) -> list[int]:
+    out = []
+    for value in values:
+        try:
+            out.append(int(value))
+        except (TypeError, ValueError):
+            out.append(0)
+    return out
+
+
+def _commands(ref: QueueRef, minutes: int) -> list[Command]:
+    return [
+        ("HMGET", ref.key("metrics:completed"), *_META),
+        ("LRANGE", ref.key("metrics:completed:data"), 0, minutes - 1),
+        ("HMGET", ref.key("metrics:failed"), *_META),
+        ("LRANGE", ref.key("metrics:failed:data"), 0, minutes - 1),
+        ("LRANGE", stats_key(ref), 0, minutes - 1),
+    ]
+
+
+def bullmq_minutes(meta: Any, data: Any) -> dict[int, int]:
+    """Jobs per minute start (ms) of one kind from BullMQ's metrics hash (``prevTS``, ``count``,
+    ``prevCount``) and list: the open minute included. Empty when BullMQ recorded none."""
+    fields = meta if isinstance(meta, list) and len(meta) == len(_META) else [None] * 3
+    prev_ts, count, prev_count = _ints(fields)
+    if prev_ts <= 0:
+        return {}
+    open_minute = prev_ts - prev_ts % MINUTE_MS
+    minutes = {open_minute: max(0, count - prev_count)}
+    for index, closed in enumerate(_ints(data if isinstance(data, list) else [])):
+        minute = open_minute - (index + 1) * MINUTE_MS
+        minutes[minute] = minutes.get(minute, 0) + closed
+    return minutes
+
+
+async def series(ref: QueueRef, window: str = "hour") -> dict[str, Any]:
+    return (await series_of([ref], window))[ref]
+
+
+async def series_of(refs: list[QueueRef], window: str = "hour") -> dict[QueueRef, dict[str, Any]]:
+    """:func:`series` of each queue, in one round trip (the overview's sparklines)."""
+    minutes = WINDOWS.get(window, 60)
+    commands = [command for ref in refs for command in _commands(ref, minutes)]
+    async with translate_redis_errors():
+        owners = [ref for ref in refs for _ in _commands(ref, minutes)]
+        replies = await per_connection.execute_for(owners, commands)
+    now = int(time.time() * 1000)
+    found = {}
+    step = len(_commands(QueueRef("", ""), 1))
+    for index, ref in enumerate(refs):
+        completed_meta, completed_data, failed_meta, failed_data, own = (
+            reply if not isinstance(reply, Exception) else None
+            for reply in replies[step * index : step * index + step]
+        )
+        bullmq = (
+            bullmq_minutes(completed_meta, completed_data),
+            bullmq_minutes(failed_meta, failed_data),
+        )
+        found[ref] = _series(ref, window, minutes, now, bullmq, own)
+    return found
+
+
+def _series(
+    ref: QueueRef,
+    window: str,
+    minutes: int,
+    now: int,
+    bullmq: tuple[dict[int, int], dict[int, int]],
+    own: Any,
+) -> dict[str, Any]:
+    first = window_start(now, minutes)
+    starts = [first + MINUTE_MS * i for i in range(minutes)]
+    completed = dict.fromkeys(starts, 0)
+    failed = dict.fromkeys(starts, 0)
+    if bullmq[0] or bullmq[1]:
+        source = "bullmq-metrics"
+        for counted, into in zip(bullmq, (completed, failed), strict=True):
+            for minute, count in counted.items():
+                if minute in into:
+                    into[minute] += count
+    else:
+        source = "bullpen-samples"
+        for raw in own or ():
+            try:
+                minute, done, broke = json.loads(raw)
+            except (ValueError, TypeError):
+                continue
+            if minute in completed:
+                completed[minute] += int(done)
+                failed[minute] += int(broke)
+    points = [{"t": m, "completed": completed[m], "failed": failed[m]} for m in starts]
+    total_completed = sum(p["completed"] for p in points)
+    total_failed = sum(p["failed"] for p in points)
+    finished = total_completed + total_failed
+    return {
+        "queue": ref.slug,
+        "window": window,
+        "source": source,
+        "points": points,
+        "completed": total_completed,
+        "failed": total_failed,
+        "failureRate": round(total_failed / finished, 4) if finished else 0.0,
+    }

@@ -1,0 +1,46 @@
+"""In Chromium: what a refused action says on the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import async_playwright, expect
+
+from tests.support.browser import CHROMIUM_ARGS
+from tests.support.live_server import LiveServer
+from tests.support.peer import Peer
+
+pytestmark = pytest.mark.browser
+
+OPERATOR = {"username": "operator", "password": "s3cret-pass"}
+
+
+async def test_a_paste_over_the_size_limit_says_so(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, redis_client: Any
+) -> None:
+    peer("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        context = await browser.new_context(http_credentials=OPERATOR)
+        page = await context.new_page()
+        await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/q/mail/")
+        await expect(page.locator(".top .who")).to_have_text("operator")
+        await page.locator(".add-job summary").click()
+        form = page.get_by_test_id("add-job")
+        await form.locator('input[name="name"]').fill("big")
+        # A 10 MB paste (set directly: typing it would take minutes).
+        await form.locator('textarea[name="data"]').evaluate(
+            "el => { el.value = JSON.stringify({blob: 'x'.repeat(10 * 1024 * 1024)}); }"
+        )
+        # Submitted without waiting on the click: the page is busy encoding the form a while.
+        await form.evaluate("f => setTimeout(() => f.requestSubmit())")
+        toast = page.locator("#toast")
+        await expect(toast).to_contain_text(
+            "The request is too large: at most 2.5 MB", timeout=60000
+        )
+        await expect(toast).to_have_class("error")
+        await page.screenshot(path=tmp_path / "too-large.png")
+        await browser.close()
+    assert redis_client.llen("bull:mail:wait") == 1

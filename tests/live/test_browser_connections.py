@@ -1,0 +1,116 @@
+"""The overview in Chromium over two Redis servers, one of them stopped: the other's queues
+are listed, each row with its connection, the stopped one is named as unreachable, and the
+header says which one is down while the page stays live; a page of the stopped server's
+queue says Redis is unreachable."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import async_playwright, expect
+
+from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser_checks import axe_violations
+from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.peer import Peer
+from tests.support.redis_server import RedisServer
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def us_server() -> Iterator[RedisServer]:
+    server = RedisServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def two_server_site(
+    redis_server: RedisServer, us_server: RedisServer, tmp_path: Path
+) -> Iterator[LiveServer]:
+    connections = {"eu": {"URL": redis_server.url}, "us": {"URL": us_server.url}}
+    server = start_bullpen(
+        redis_server.url,
+        tmp_path / "daphne.log",
+        {"BULLPEN_TEST_CONNECTIONS": json.dumps(connections)},
+    )
+    yield server
+    stop_bullpen(server)
+
+
+async def test_the_overview_with_one_of_two_servers_down(
+    redis_server: RedisServer,
+    us_server: RedisServer,
+    two_server_site: LiveServer,
+    chromium_path: str,
+    tmp_path: Path,
+) -> None:
+    eu, us = Peer(redis_server.url), Peer(us_server.url)
+    for peer, jobs in ((eu, 2), (us, 3)):
+        for _ in range(jobs):
+            peer("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+    eu("add", "--queue", "billing", "--name", "invoice", "--data", "{}")
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        # A site with a strict CSP blocks axe's inline script: the page bypasses it.
+        page = await browser.new_page(viewport={"width": 1200, "height": 700}, bypass_csp=True)
+        await page.goto(f"{two_server_site.url}/queues/")
+        rows = page.locator("tr[data-queue]")
+        await expect(rows).to_have_count(3)
+        us_row = page.locator('tr[data-queue="mail@us"]')
+        await expect(us_row.locator('[data-testid="connection"]')).to_have_text("us")
+        await expect(us_row.locator('td[data-state="waiting"]')).to_have_text("3")
+        await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+        await page.screenshot(path=tmp_path / "1-two-servers.png")
+        # Grouped by connection: one group per server, with its queues' counts.
+        await page.select_option('[data-testid="grouping"]', "connection")
+        groups = page.locator('[data-testid="group"]')
+        await expect(groups).to_have_count(2)
+        await expect(groups.first).to_have_attribute("data-group", "eu")
+        us_waiting = page.locator('[data-group="us"] td[data-group-state="waiting"]')
+        eu_waiting = page.locator('[data-group="eu"] td[data-group-state="waiting"]')
+        await expect(us_waiting).to_have_text("3")
+        # Live counts add up under the right group.
+        us("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+        await expect(us_waiting).to_have_text("4", timeout=15000)
+        await expect(eu_waiting).to_have_text("3")
+
+        # A page of a queue on the server that stops says Redis is unreachable.
+        await page.goto(f"{two_server_site.url}/queues/q/mail@us/")
+        await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+        us_server.stop()
+        await expect(page.locator("#live-status")).to_have_attribute(
+            "data-state", "down", timeout=20000
+        )
+        await page.screenshot(path=tmp_path / "2-its-server-down.png")
+
+        await page.goto(f"{two_server_site.url}/queues/")
+        await expect(rows).to_have_count(2)
+        await expect(page.locator('tr[data-queue="mail@us"]')).to_have_count(0)
+        eu_row = page.locator('tr[data-queue="mail@eu"]')
+        await expect(eu_row.locator('[data-testid="connection"]')).to_have_text("eu")
+        await expect(eu_row.locator('td[data-state="waiting"]')).to_have_text("2")
+        notice = page.locator('[data-testid="unreachable"]')
+        await expect(notice).to_have_count(1)
+        await expect(notice).to_have_attribute("data-connection", "us")
+        await expect(notice).to_contain_text("us")
+        # The header names the stopped server; eu's figures are not greyed as stale.
+        status = page.locator("#live-status")
+        await expect(status).to_have_attribute("data-state", "partial", timeout=20000)
+        await expect(status).to_contain_text("us")
+        assert not await page.evaluate("document.body.classList.contains('stale')")
+
+        # Live updates of the server still up go on.
+        eu("add", "--queue", "mail", "--name", "late", "--data", "{}")
+        await expect(eu_row.locator('td[data-state="waiting"]')).to_have_text("3", timeout=15000)
+        await page.screenshot(path=tmp_path / "3-one-server-down.png", full_page=True)
+        # The notice, the labels and the header's state read right to assistive technology.
+        assert await axe_violations(page, {}) == []
+        await browser.close()
+    print(f"screenshots in {tmp_path}")

@@ -1,0 +1,202 @@
+"""Live updates over the websocket: counts, rows, progress, logs, and Redis going away."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from channels.sessions import SessionMiddlewareStack
+from channels.testing import WebsocketCommunicator
+
+from dashboard.live import channel_groups
+from dashboard.live.consumers import LiveConsumer, _under_session_wrappers
+from tests.support.live_reads import Message, _unread, counts_of, run_peer, wait_for
+from tests.support.peer import Peer
+from tests.support.redis_server import RedisServer
+
+# Channels closes stale database connections around each websocket event.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+async def socket() -> AsyncIterator[WebsocketCommunicator]:
+    communicator = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
+    connected, _ = await communicator.connect()
+    assert connected
+    yield communicator
+    _unread.pop(id(communicator), None)
+    await communicator.disconnect()
+    await channel_groups.stop()
+
+
+async def test_counts_follow_node_adding_processing_and_failing(
+    socket: WebsocketCommunicator, peer: Peer
+) -> None:
+    await run_peer(peer, "add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+    first, _ = await wait_for(socket, lambda m: m["type"] == "status")
+    assert first["redis"] == "ok"
+    await socket.send_json_to({"watch": "overview"})
+    await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("waiting") == 1)
+
+    for i in range(3):
+        await run_peer(peer, "add", "--queue", "mail", "--name", f"n{i}", "--data", "{}")
+    await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("waiting") == 4)
+
+    await run_peer(peer, "work", "--queue", "mail", "--count", "4", "--concurrency", "2")
+    done, _ = await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("completed") == 4)
+    assert counts_of(done, "mail") == {
+        "waiting": 0,
+        "active": 0,
+        "prioritized": 0,
+        "delayed": 0,
+        "waiting-children": 0,
+        "paused": 0,
+        "completed": 4,
+        "failed": 0,
+    }
+
+    await run_peer(peer, "add", "--queue", "mail", "--name", "doomed", "--data", "{}")
+    await run_peer(peer, "work", "--queue", "mail", "--count", "1", "--fail")
+    await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("failed") == 1)
+
+
+async def test_queue_watch_gets_rows_and_progress(
+    socket: WebsocketCommunicator, peer: Peer
+) -> None:
+    await run_peer(peer, "add", "--queue", "img", "--name", "first", "--data", "{}")
+    await socket.send_json_to({"watch": "queue", "queue": "img"})
+    await wait_for(socket, lambda m: (counts_of(m, "img") or {}).get("waiting") == 1)
+    # Rows come from the event stream: wait until the follower follows this new queue's.
+    follower = channel_groups.ensure_started()
+    for _ in range(100):
+        if any(ref.name == "img" for ref in follower.streams.refs.values()):
+            break
+        await asyncio.sleep(0.1)
+    added = await run_peer(
+        peer, "add", "--queue", "img", "--name", "resize", "--data", '{"w": 640}'
+    )
+    row_msg, _ = await wait_for(
+        socket, lambda m: m["type"] == "rows" and any(r["id"] == added["id"] for r in m["rows"])
+    )
+    row = next(r for r in row_msg["rows"] if r["id"] == added["id"])
+    # The row comes rendered by the list's own partial: a checkbox-less row for a visitor.
+    assert row["state"] == "waiting" and f'data-job-id="{added["id"]}"' in row["html"]
+    assert '<td class="job-name">resize</td>' in row["html"]
+    assert "{&quot;w&quot;:640}" in row["html"]
+    assert "job-select" not in row["html"]
+
+    await run_peer(peer, "work", "--queue", "img", "--count", "2", "--progress")
+    progress, _ = await wait_for(socket, lambda m: m["type"] == "progress")
+    assert progress["queue"] == "img" and progress["updates"]
+    assert all(u["at"] > 0 for u in progress["updates"])
+    # Each distinct cell is sent once; every update points at one of them.
+    assert len(set(progress["cells"])) == len(progress["cells"])
+    assert all("<progress" in progress["cells"][u["cell"]] for u in progress["updates"])
+    finished, _ = await wait_for(
+        socket,
+        lambda m: (
+            m["type"] == "rows"
+            and any(r["id"] == added["id"] and r["state"] == "completed" for r in m["rows"])
+        ),
+    )
+    done_row = next(r for r in finished["rows"] if r["id"] == added["id"])
+    assert '<td class="num attempts">1</td>' in done_row["html"]  # attempts made
+    assert done_row["html"].count("<time ") == 3  # added, processed, finished
+
+
+async def test_job_watch_gets_state_and_new_log_lines(
+    socket: WebsocketCommunicator, peer: Peer, redis_client: Any
+) -> None:
+    added = await run_peer(peer, "add", "--queue", "docs", "--name", "analyze", "--data", "{}")
+    job_id = added["id"]
+    await wait_for(socket, lambda m: m["type"] == "status")
+    await socket.send_json_to({"watch": "job", "queue": "docs", "id": job_id})
+    await asyncio.sleep(2)  # the follower notes the current log length first
+    await run_peer(peer, "work", "--queue", "docs", "--count", "1", "--progress")
+    state, _ = await wait_for(
+        socket, lambda m: m["type"] == "job" and m["state"] == "completed", timeout=20
+    )
+    assert state["id"] == job_id
+    # The job page's live parts, each with the id the page swaps, rendered for a visitor.
+    for part in ("job-state", "job-actions", "job-facts", "job-progress", "job-failure"):
+        assert f'id="{part}"' in state["html"]
+    assert "Sign in to act" in state["html"] and "<button" not in state["html"]
+    logs, _ = await wait_for(socket, lambda m: m["type"] == "logs")
+    assert logs["id"] == job_id and logs["start"] == 0 and logs["count"]
+    lines = redis_client.lrange(f"bull:docs:{job_id}:logs", 0, logs["count"] - 1)
+    assert logs["html"].strip() == "".join(f"<li>{line}</li>" for line in lines)
+
+
+async def test_redis_restart_under_an_open_socket(
+    socket: WebsocketCommunicator, peer: Peer, redis_server: RedisServer
+) -> None:
+    await run_peer(peer, "add", "--queue", "ops", "--name", "a", "--data", "{}")
+    await socket.send_json_to({"watch": "overview"})
+    await wait_for(socket, lambda m: (counts_of(m, "ops") or {}).get("waiting") == 1)
+
+    redis_server.stop()
+    down, _ = await wait_for(
+        socket, lambda m: m["type"] == "status" and m["redis"] == "down", timeout=15
+    )
+    assert down["detail"]  # says why
+
+    redis_server.start()  # same port, empty: the job is gone
+    await run_peer(peer, "add", "--queue", "ops", "--name", "b", "--data", "{}")
+    await run_peer(peer, "add", "--queue", "ops", "--name", "c", "--data", "{}")
+    back_at = time.monotonic()
+    up, _ = await wait_for(socket, lambda m: m["type"] == "status", timeout=15)
+    assert up["redis"] == "ok"  # the first status after the outage says it is over
+    await wait_for(socket, lambda m: (counts_of(m, "ops") or {}).get("waiting") == 2, timeout=10)
+    assert time.monotonic() - back_at < 5
+
+
+async def test_bad_watch_messages_get_errors(socket: WebsocketCommunicator) -> None:
+    await wait_for(socket, lambda m: m["type"] == "status")
+    await socket.send_json_to(["not", "an", "object"])
+    error, _ = await wait_for(socket, lambda m: m["type"] == "error")
+    assert "JSON object" in error["error"]
+    await socket.send_json_to({"watch": "everything"})
+    error, _ = await wait_for(socket, lambda m: m["type"] == "error")
+    assert error["error"] == "watch must be one of: overview, queue, job"
+
+
+async def test_frames_that_are_not_json_get_errors_and_the_socket_stays(
+    socket: WebsocketCommunicator,
+) -> None:
+    await wait_for(socket, lambda m: m["type"] == "status")
+    for frame, said in [
+        ({"text_data": "{not json"}, "does not parse"),
+        ({"text_data": "[" * 100_000}, "does not parse"),
+        ({"text_data": " "}, "does not parse"),
+        ({"bytes_data": b"\x00\xff"}, "not binary"),
+    ]:
+        await socket.send_to(**frame)
+        error, _ = await wait_for(socket, lambda m: m["type"] == "error")
+        assert said in error["error"]
+    # Still open, still serving.
+    await socket.send_json_to({"watch": "overview"})
+    await wait_for(socket, lambda m: m["type"] == "counts")
+
+
+async def test_live_messages_go_out_beneath_the_session_middleware() -> None:
+    # The stack every host wraps the route in (AuthMiddlewareStack includes it) hands the
+    # consumer a send that inspects the session on every message; live messages skip it.
+    async def transport_send(message: Message) -> None:
+        raise AssertionError("not called")
+
+    async def receive() -> Message:
+        return {"type": "websocket.connect"}
+
+    handed: dict[str, Any] = {}
+
+    async def consumer(scope: Message, receive: Any, send: Any) -> None:
+        handed["send"] = send
+
+    scope = {"type": "websocket", "path": "/ws/bullpen/", "headers": [(b"cookie", b"a=b")]}
+    await SessionMiddlewareStack(consumer)(scope, receive, transport_send)
+    assert handed["send"] is not transport_send
+    assert _under_session_wrappers(handed["send"]) is transport_send
+    assert _under_session_wrappers(transport_send) is transport_send

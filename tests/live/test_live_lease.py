@@ -1,0 +1,50 @@
+"""The live lease against a real Redis: a lease kept is told from one taken again after it
+lapsed (another process may have read the streams meanwhile), and a holder knows how long its
+lease is surely its own."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from queues.live.interest import Interest
+from queues.live.leadership import Leadership
+from queues.live.lease import Lease
+from queues.live.status import RedisStatus
+from queues.redis.clients import get_client
+
+
+async def lapse(redis_client: Any, key: str) -> None:
+    """Until the lease's time to live has run out (Redis dropped the key)."""
+    deadline = time.monotonic() + 5
+    while redis_client.exists(key):
+        assert time.monotonic() < deadline, "the lease never lapsed"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_lease_taken_again_after_it_lapsed_is_not_continued(redis_client: Any) -> None:
+    lease = Lease(get_client(), "bullpen:test:lease", ttl_ms=200)
+    assert await lease.acquire_or_renew()
+    assert not lease.continued  # taken, not kept
+    assert await lease.acquire_or_renew()
+    assert lease.continued  # renewed in time
+    await lapse(redis_client, lease.key)
+    assert await lease.acquire_or_renew()  # nobody else took it: ours again, but afresh
+    assert not lease.continued
+    await lease.release()
+
+
+async def test_a_holder_knows_its_lease_only_for_its_time_to_live(redis_client: Any) -> None:
+    key = "bullpen:test:leadership"
+    leadership = Leadership(Interest(), key, "bullpen:test:interest", 200, RedisStatus())
+    assert await leadership.renew(get_client())  # just became the reader
+    assert leadership.holds()
+    assert not await leadership.renew(get_client())  # kept: nothing new
+    # Paused past its time to live without renewing: it still thinks itself the reader, but
+    # no longer surely holds the lease; taking it again afresh counts as becoming the reader.
+    await lapse(redis_client, key)
+    assert leadership.leader and not leadership.holds()
+    assert await leadership.renew(get_client())
+    assert leadership.holds()
+    await leadership.release()

@@ -1,0 +1,126 @@
+"""How soon open pages hear that Redis went away: the live follower's probes (its stream reads
+and its lease) are not retried, so the follower says "unreachable" at its first failed read,
+while page reads and actions keep their retries. Redis "goes away" behind a TCP gate that cuts
+every connection at once and counts each one tried after that."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from django.test import override_settings
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from queues.cancelling import cancel_and_wait
+from queues.live.follower import Follower, LiveSettings
+from queues.live.interest import Interest
+from queues.live.protocol import LiveMessage, Topic
+from queues.redis.clients import get_client
+from tests.support.peer import Peer
+from tests.support.redis_server import RedisServer
+
+
+class Gate:
+    """A TCP proxy to Redis. ``shut()`` cuts every connection through it, and from then on
+    closes each new one at once (as a Redis that went away does), counting them."""
+
+    def __init__(self, redis_port: int) -> None:
+        self.redis_port = redis_port
+        self.shut_at: float | None = None
+        self.tried_while_shut = 0
+        self._open: list[asyncio.StreamWriter] = []
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        self.shut()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def shut(self) -> None:
+        self.shut_at = time.monotonic()
+        for writer in self._open:
+            writer.transport.abort()
+        self._open.clear()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.shut_at is not None:
+            self.tried_while_shut += 1
+            writer.transport.abort()
+            return
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.redis_port)
+        self._open += [writer, up_writer]
+        await asyncio.gather(
+            self._pump(reader, up_writer), self._pump(up_reader, writer), return_exceptions=True
+        )
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.transport.abort()
+
+
+@pytest.fixture
+async def gate(redis_server: RedisServer) -> AsyncIterator[Gate]:
+    found = Gate(redis_server.port)
+    await found.start()
+    yield found
+    await found.close()
+
+
+async def publish_nowhere(topic: Topic, message: LiveMessage) -> None:
+    pass
+
+
+async def until(check: Callable[[], Any], within: float = 15) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, f"not within {within} s"
+        await asyncio.sleep(0.01)
+
+
+async def test_open_pages_hear_at_once_that_redis_went_away(
+    peer: Peer, gate: Gate, bullpen_settings: dict[str, Any]
+) -> None:
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "m")
+    registry = Interest()
+    registry.watch_queue("mail")  # a page is open: the follower reads mail's events
+    with override_settings(
+        BULLPEN={**bullpen_settings, "REDIS_URL": f"redis://127.0.0.1:{gate.port}/0"}
+    ):
+        follower = Follower(publish_nowhere, registry, LiveSettings(lease_ttl_ms=2000))
+        running = asyncio.ensure_future(follower.run())
+        try:
+            await until(lambda: follower.redis_ok and follower.streams.refs)
+            gate.shut()
+            await until(lambda: follower.redis_ok is False)
+            assert gate.shut_at is not None
+            took = time.monotonic() - gate.shut_at
+            # Page reads retry for up to 2.5 s; the status must not wait for that.
+            assert took < 1.0, f"Redis said unreachable {took:.2f} s after it went away"
+        finally:
+            await cancel_and_wait(running)
+        # The lease, the follower's other probe, fails at its first try, with one connection.
+        tried = gate.tried_while_shut
+        with pytest.raises(RedisConnectionError):
+            await follower.leadership.renew(follower.probe)
+        assert gate.tried_while_shut == tried + 1
+        # A page's read, though, is tried again before it fails.
+        tried = gate.tried_while_shut
+        with pytest.raises(RedisConnectionError):
+            await get_client().get("anything")
+        assert gate.tried_while_shut > tried + 1
+        with contextlib.suppress(Exception):
+            await follower.probe.aclose()

@@ -1,0 +1,87 @@
+"""The 3 a.m. path in Chromium: the failure count jumped → which errors → since when → retry one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import async_playwright, expect
+
+from tests.support.browser import CHROMIUM_ARGS
+from tests.support.live_server import LiveServer
+from tests.support.peer import Peer
+
+pytestmark = pytest.mark.browser
+
+ERRORS = (
+    ["SMTP timeout after 30000 ms"] * 4
+    + ["mailbox user 7 unavailable", "mailbox user 912 unavailable"]
+    + ["template 'welcome-v2' not found"]
+)
+
+
+async def test_from_failure_count_to_retrying_one_group(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, redis_client: Any
+) -> None:
+    for index, message in enumerate(ERRORS):
+        peer(
+            "add",
+            "--queue",
+            "email",
+            "--name",
+            f"send-{index}",
+            "--data",
+            json.dumps({"to": f"user{index}@example.com", "error": message}),
+        )
+    peer("work", "--queue", "email", "--count", str(len(ERRORS)), "--fail", "--concurrency", "4")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        context = await browser.new_context(
+            http_credentials={"username": "operator", "password": "s3cret-pass"},
+            viewport={"width": 1400, "height": 900},
+        )
+        page = await context.new_page()
+        page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
+        failed = page.locator('tr[data-queue="email"] td[data-state="failed"] a')
+        await expect(failed).to_have_text(str(len(ERRORS)))
+        await page.screenshot(path=tmp_path / "1-overview.png", full_page=True)
+
+        await failed.click()
+        groups = page.locator('[data-testid="failure-groups"] tbody tr')
+        await expect(groups).to_have_count(3)
+        first = groups.first
+        await expect(first).to_contain_text("SMTP timeout after <n> ms")
+        await expect(first.locator("td").first).to_have_text("4")
+        await expect(first.locator("time").first).to_be_visible()  # since when
+        await page.screenshot(path=tmp_path / "2-groups.png", full_page=True)
+
+        await first.locator('[data-testid="retry-group"]').click()
+        await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("3")
+        await expect(groups).to_have_count(2)
+        await page.screenshot(path=tmp_path / "3-after-retry.png", full_page=True)
+
+        # A new kind of failure arrives while the page is open: its group appears, no reload.
+        await page.evaluate("window.bullpenNoReload = true")
+        await asyncio.sleep(1.5)  # the page's watch reaches the live follower
+        await asyncio.to_thread(
+            peer,
+            "add",
+            "--queue",
+            "email",
+            "--name",
+            "send-new",
+            "--data",
+            json.dumps({"error": "disk full on /var/spool"}),
+        )
+        await asyncio.to_thread(peer, "work", "--queue", "email", "--count", "5", "--fail")
+        await expect(groups).to_have_count(4, timeout=20000)  # SMTP is back, disk full is new
+        await expect(page.locator('[data-testid="failure-groups"]')).to_contain_text("disk full")
+        assert await page.evaluate("window.bullpenNoReload === true")
+        await page.screenshot(path=tmp_path / "4-new-group-live.png", full_page=True)
+        await browser.close()
+    # The 4 retried jobs failed again with the new job: 3 + 4 + 1 failed now.
+    assert redis_client.zcard("bull:email:failed") == 8

@@ -1,0 +1,112 @@
+"""Search: by name, text, failed reason and JSON field, streamed from a bounded scan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import redis.asyncio as aioredis
+from bullmq import Queue
+from django.test import AsyncClient
+
+from tests.support.peer import Peer
+from tests.support.redis_server import RedisServer
+from tests.support.search_reads import stream
+
+
+async def test_search_kinds(client: AsyncClient, peer: Peer) -> None:
+    for index, (name, data) in enumerate(
+        [
+            ("send-email", {"userId": 42, "to": "a@example.com"}),
+            ("send-email", {"userId": 7, "to": "needle@example.com"}),
+            ("resize", {"userId": 42, "image": "x.png"}),
+        ]
+    ):
+        peer(
+            "add",
+            "--queue",
+            "find",
+            "--name",
+            name,
+            "--data",
+            json.dumps(data),
+            "--opts",
+            json.dumps({"jobId": f"job-{index}"}),
+        )
+
+    async def ids(query: str) -> list[str]:
+        from urllib.parse import quote
+
+        lines = await stream(
+            client, f"/queues/api/queues/find/search/?state=waiting&q={quote(query)}"
+        )
+        assert lines[-1]["type"] == "progress" and lines[-1]["done"] is True
+        return sorted(line["job"]["id"] for line in lines if line["type"] == "job")
+
+    assert await ids("data.userId = 42") == ["job-0", "job-2"]
+    assert await ids("name:resize") == ["job-2"]
+    assert await ids("NEEDLE") == ["job-1"]
+    assert await ids("data.missing = 1") == []
+    bad = await client.get("/queues/api/queues/find/search/?state=waiting&q=")
+    assert bad.status_code == 400
+
+
+async def test_search_over_100k_jobs_streams_while_other_requests_answer(
+    client: AsyncClient, redis_server: RedisServer
+) -> None:
+    connection = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+    queue = Queue("big", {"connection": connection})
+    try:
+        for start in range(0, 100_000, 2000):
+            await queue.addBulk(
+                [
+                    {"name": "sync", "data": {"i": i, "userId": i % 500}}
+                    for i in range(start, start + 2000)
+                ]
+            )
+    finally:
+        await queue.close()
+        await connection.aclose()
+
+    progress: list[dict[str, Any]] = []
+    matches: list[str] = []
+    others_during_search = 0
+    search_done = asyncio.Event()
+
+    async def run_search() -> None:
+        response = await client.get(
+            "/queues/api/queues/big/search/?state=waiting&q=data.userId%20%3D%2042&budget=100000"
+        )
+        buffer = b""
+        async for chunk in response.streaming_content:
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            for line in complete:
+                item = json.loads(line)
+                if item["type"] == "job":
+                    matches.append(item["job"]["id"])
+                else:
+                    progress.append(item)
+        search_done.set()
+
+    async def other_requests() -> None:
+        nonlocal others_during_search
+        while not search_done.is_set():
+            response = await client.get("/queues/api/queues/")
+            assert response.status_code == 200
+            if not search_done.is_set():
+                others_during_search += 1
+            await asyncio.sleep(0.05)
+
+    await asyncio.gather(run_search(), other_requests())
+    assert len(matches) == 200  # every 500th job has userId 42
+    assert progress[-1] == {
+        "type": "progress",
+        "scanned": 100_000,
+        "total": 100_000,
+        "matched": 200,
+        "done": True,
+    }
+    assert len(progress) > 50  # progress came in many steps, not at the end
+    assert others_during_search > 0  # the overview answered while the scan ran

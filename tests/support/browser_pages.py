@@ -1,0 +1,86 @@
+"""Helpers that several test modules share.
+
+Moved here from ``tests.browser.test_browser_landing``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.support.browser import CHROMIUM_ARGS
+from tests.support.live_server import LiveServer
+from tests.support.paths import ROOT
+
+OPERATOR = {"username": "operator", "password": "s3cret-pass"}
+
+
+SHOTS = Path(tempfile.gettempdir())  # landing-*.png, to look at
+
+
+@asynccontextmanager
+async def chromium(chromium_path: str) -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def operator_page(browser: Browser, server: LiveServer, next_path: str) -> Page:
+    context = await browser.new_context(
+        http_credentials=OPERATOR, viewport={"width": 1400, "height": 900}
+    )
+    page = await context.new_page()
+    await page.goto(f"{server.url}/queues/sign-in?next={quote(next_path)}")
+    await expect(page.locator(".top .who")).to_have_text("operator")
+    return page
+
+
+def answer_dialogs(page: Page, prompt_text: str | None = None) -> None:
+    """Accept hx-confirm (and type ``prompt_text`` into hx-prompt)."""
+
+    async def accept(dialog: Any) -> None:
+        if dialog.type == "prompt" and prompt_text is not None:
+            await dialog.accept(prompt_text)
+        else:
+            await dialog.accept()
+
+    page.on("dialog", accept)
+
+
+def _create_superuser(server: LiveServer, username: str, password: str) -> None:
+    """A staff user in the live server's own database (the test settings' admin login)."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "BULLPEN_TEST_DB": str(server.log.with_suffix(".sqlite3")),
+        "DJANGO_SUPERUSER_PASSWORD": password,
+        "PYTHONPATH": str(ROOT),
+    }
+    subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "createsuperuser",
+            "--no-input",
+            "--username",
+            username,
+            "--email",
+            f"{username}@example.com",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=120,
+    )

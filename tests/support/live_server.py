@@ -1,0 +1,120 @@
+"""Helpers that several test modules share.
+
+Moved here from ``tests.conftest``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.support.paths import ROOT
+from tests.support.redis_server import free_port
+
+
+class LiveServer:
+    def __init__(self, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.url = url
+        self.process = process
+        self.log = log
+
+
+# A migrated database per settings module, made once per test process and copied for every
+# server: running `migrate` for each server cost seconds of CPU per browser test.
+_MIGRATED: dict[str, Path] = {}
+
+
+def database_variable(env: dict[str, str]) -> str:
+    """The variable naming the server's database: the standalone site reads BULLPEN_DB."""
+    return "BULLPEN_DB" if "BULLPEN_DB" in env else "BULLPEN_TEST_DB"
+
+
+def migrated_database(env: dict[str, str]) -> Path:
+    settings = env["DJANGO_SETTINGS_MODULE"]
+    if settings not in _MIGRATED:
+        folder = Path(tempfile.mkdtemp(prefix="bullpen-migrated-"))
+        template = folder / "template.sqlite3"
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0", "--skip-checks"],
+            cwd=ROOT,
+            env={**env, database_variable(env): str(template)},
+            check=True,
+            timeout=120,
+        )
+        _MIGRATED[settings] = template
+    return _MIGRATED[settings]
+
+
+def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = None) -> LiveServer:
+    """Bullpen served by daphne, as in production, against ``redis_url``."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "BULLPEN_TEST_REDIS_URL": redis_url,
+        "BULLPEN_TEST_DB": str(log.with_suffix(".sqlite3")),
+        "PYTHONPATH": str(ROOT),
+        **(extra_env or {}),
+    }
+    # The server writes the audit log: give it a database of its own, migrated.
+    shutil.copyfile(migrated_database(env), env[database_variable(env)])
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "bullpen_site.asgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    _wait_for_port(port, process, log)
+    return LiveServer(f"http://127.0.0.1:{port}", process, log)
+
+
+def stop_bullpen(server: LiveServer) -> None:
+    if server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(10)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    import socket
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited: {log.read_text()[-2000:]}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"daphne did not listen on {port}: {log.read_text()[-2000:]}")
+
+
+def http_get(url: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """GET through a real socket; HTTP errors are returned, not raised."""
+    request = urllib.request.Request(url, headers=headers or {})  # noqa: S310 - local test server
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()

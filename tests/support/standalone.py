@@ -1,0 +1,55 @@
+"""Helpers that several test modules share.
+
+Moved here from ``tests.auth.test_standalone_access``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.live_server import LiveServer, start_bullpen
+from tests.support.paths import ROOT
+
+CREDENTIALS = {"DASHBOARD_USERNAME": "ops", "DASHBOARD_PASSWORD": "pw-for-the-test"}
+
+
+def standalone_env(redis_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {
+        "DJANGO_SETTINGS_MODULE": "bullpen_site.settings",
+        "REDIS_URL": redis_url,
+        "BULLPEN_DB": str(tmp_path / "standalone.sqlite3"),
+        "SECRET_KEY": "a-test-secret-key-long-enough-for-django-" + "x" * 20,
+        **extra,
+    }
+
+
+def standalone_value(env: dict[str, str], expression: str) -> object:
+    """``expression`` evaluated in the standalone site's settings under ``env``."""
+    code = f"import json, bullpen_site.settings as s; print(json.dumps({expression}))"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(result.stdout)
+
+
+def start_standalone(redis_url: str, tmp_path: Path, **extra: str) -> LiveServer:
+    """The standalone site under daphne, with ``extra`` in its environment."""
+    env = standalone_env(redis_url, tmp_path, **extra)
+    # As ./run serve does: the site's pages name their static files through the manifest.
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        check=True,
+        timeout=300,
+    )
+    return start_bullpen(redis_url, tmp_path / "daphne.log", env)
