@@ -63,8 +63,11 @@ def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = 
         "PYTHONPATH": str(ROOT),
         **(extra_env or {}),
     }
-    # The server writes the audit log: give it a database of its own, migrated.
-    shutil.copyfile(migrated_database(env), env[database_variable(env)])
+    # The server writes the audit log: give it a database of its own, migrated. A server
+    # started again on the same database (a restart) keeps what the last one wrote.
+    database = Path(env[database_variable(env)])
+    if not database.exists():
+        shutil.copyfile(migrated_database(env), database)
     with log.open("wb") as out:
         process = subprocess.Popen(
             [
