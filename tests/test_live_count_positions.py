@@ -16,6 +16,12 @@ from django.test import AsyncClient, override_settings
 
 from dashboard import live
 from dashboard.consumers import LiveConsumer
+from queues.events import parse_entry
+from queues.keys import QueueRef
+from queues.live.counts import LiveCounts
+from queues.live.outbox import Outbox
+from queues.live.watching import Watching
+from queues.live_protocol import LiveMessage, Topic
 from tests.action_waits import accepted, finished
 from tests.conftest import Peer
 from tests.test_actions import post
@@ -109,3 +115,25 @@ async def test_a_group_retry_shows_only_counts_redis_had(
     assert not wrong, shown
     # ... and the last one is where it ended.
     assert (shown[-1]["failed"], shown[-1]["waiting"]) == (JOBS, JOBS), shown
+
+
+async def test_an_event_taken_while_a_read_is_in_flight_lands_on_the_read(
+    peer: Peer, redis_client: Any
+) -> None:
+    await asyncio.to_thread(peer, "add-bulk", "--queue", "mail", "--name", "n", "--count", "3")
+    ref = QueueRef("bull", "mail")
+
+    async def publish(topic: Topic, message: LiveMessage) -> None:
+        return None
+
+    counts = LiveCounts(Outbox(publish, lambda: None), Watching(), 0.25, 5.0)
+    reading = asyncio.create_task(counts.read_exact([ref]))
+    await asyncio.sleep(0)  # the read is sent and waits for its answer
+    assert not reading.done()
+    # A worker takes a job meanwhile: its event comes after everything the read holds.
+    (tail,) = redis_client.xrevrange(ref.key("events"), count=1)
+    after = f"{int(str(tail[0]).split('-')[0]) + 1}-0"
+    counts.take(ref, parse_entry(after, {"event": "active", "jobId": "1", "prev": "waiting"}))
+    await reading
+    shown = counts.estimates.counts(ref)
+    assert (shown["waiting"], shown["active"]) == (2, 1), shown
