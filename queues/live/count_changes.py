@@ -18,10 +18,10 @@ from queues.live import protocol as live_protocol
 from queues.live.count_estimate import CountEstimates, Effect
 from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
+from queues.live.positioned import read_positioned
 from queues.live.protocol import CountsEntry, LiveMessage
 from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
-from queues.reads.counts import read_summaries
 from queues.reads.keys import QueueRef
 
 
@@ -56,6 +56,9 @@ class LiveCounts:
         self.events_taken: dict[QueueRef, int] = {}
         self.read_at: dict[QueueRef, float] = {}
         self.last_sent: dict[QueueRef, CountsEntry] = {}
+        # Queues whose exact read is in flight → the events taken meanwhile, held until the
+        # read says which of them it includes.
+        self.reading: dict[QueueRef, list[QueueEvent]] = {}
         self.queues: list[QueueRef] = []  # every queue, as the last full refresh found them
         self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
         # Read in batches of up to a second's worth: one pipelined round trip each.
@@ -75,8 +78,15 @@ class LiveCounts:
         return live_protocol.counts_message(entries) if entries else None
 
     def take(self, ref: QueueRef, event: QueueEvent) -> None:
-        at = event.at_ms
         self.events_taken[ref] = self.events_taken.get(ref, 0) + 1
+        held = self.reading.get(ref)
+        if held is not None:
+            held.append(event)
+            return
+        self._apply(ref, event)
+
+    def _apply(self, ref: QueueRef, event: QueueEvent) -> None:
+        at = event.at_ms
         effect = self.estimates.apply(ref, event)
         if effect is not Effect.NONE:
             self.moved.setdefault(ref, at)
@@ -151,18 +161,30 @@ class LiveCounts:
         if not refs:
             return
         taken = {ref: self.events_taken.get(ref, 0) for ref in refs}
-        summaries = await read_summaries(refs, self.legacy_paused)
-        now = time.monotonic()
-        for item in summaries:
-            ref = item.ref
-            self.estimates.set_exact(ref, item.counts, item.paused, ref in self.legacy_paused)
-            self.read_at[ref] = now
-            self.uncertain.pop(ref, None)
-            if self.events_taken.get(ref, 0) != taken[ref]:
-                # Events came in while reading: the read may or may not hold them.
-                self.resync_at[ref] = now + self.resync_interval
-            else:
-                self.resync_at.pop(ref, None)
+        for ref in refs:
+            self.reading.setdefault(ref, [])
+        try:
+            positioned = await read_positioned(refs, self.legacy_paused)
+            now = time.monotonic()
+            for found in positioned:
+                item, ref = found.summary, found.summary.ref
+                self.estimates.set_exact(
+                    ref, item.counts, item.paused, ref in self.legacy_paused, found.position
+                )
+                self.read_at[ref] = now
+                self.uncertain.pop(ref, None)
+                if found.position is None and self.events_taken.get(ref, 0) != taken[ref]:
+                    # Events came in while reading: the read may or may not hold them.
+                    self.resync_at[ref] = now + self.resync_interval
+                else:
+                    self.resync_at.pop(ref, None)
+        finally:
+            # The events taken meanwhile, on the new base (those it holds move nothing), or
+            # on the old one when the read failed.
+            for ref in refs:
+                for event in self.reading.pop(ref, []):
+                    self._apply(ref, event)
+        summaries = [found.summary for found in positioned]
         # The oldest event these counts are the first to show (0: a resync shows no new event).
         pending = [self.moved.pop(item.ref) for item in summaries if item.ref in self.moved]
         self._send([item.ref for item in summaries], min(pending, default=0))

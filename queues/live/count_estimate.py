@@ -11,6 +11,8 @@ cannot say:
   growing it until an exact read shows it growing as predicted again;
 * a job added with a priority reports ``waiting`` like any other; it is counted as waiting
   until the next exact read, except in a queue whose last read held prioritized jobs only;
+* an exact read names the last event it includes (its stream position): events up to it are
+  already in the counts and move nothing, the reader's later ones move them as usual;
 * an event without a known transition (``stalled``, ``cleaned``, ``paused``, an event of a
   newer BullMQ) makes :meth:`CountEstimates.apply` answer ``UNCERTAIN``: read that queue soon.
 """
@@ -50,6 +52,8 @@ class _Queue:
     announced: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINISHED, 0))
     # Jobs whose last event was ``added``: their next event says where they were put.
     just_added: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    # The last event the exact read includes (None: unknown, every event moves the counts).
+    position: tuple[int, int] | None = None
 
 
 class CountEstimates:
@@ -72,11 +76,18 @@ class CountEstimates:
         self._queues.clear()
 
     def set_exact(
-        self, ref: QueueRef, counts: dict[str, int], paused: bool, legacy_paused: bool
+        self,
+        ref: QueueRef,
+        counts: dict[str, int],
+        paused: bool,
+        legacy_paused: bool,
+        position: str | None = None,
     ) -> None:
-        """Take an exact read as the new base, and learn from how far the estimate drifted."""
+        """Take an exact read as the new base, and learn from how far the estimate drifted.
+        ``position``: the id of the last event of the queue's stream the read includes."""
         old = self._queues.get(ref)
         fresh = _Queue(dict(counts), dict(counts), paused, legacy_paused)
+        fresh.position = None if position is None else stream_position(position)
         if old is not None:
             fresh.just_added = old.just_added
             for state in FINISHED:
@@ -99,6 +110,8 @@ class CountEstimates:
         new_job = event.job_id is not None and event.job_id in queue.just_added
         if new_job and event.job_id is not None:
             del queue.just_added[event.job_id]
+        if queue.position is not None and stream_position(event.stream_id) <= queue.position:
+            return Effect.NONE  # the exact read already holds it
         if name in NO_COUNT_CHANGE:
             return Effect.NONE
         prev = event.fields.get("prev")
@@ -118,6 +131,15 @@ class CountEstimates:
         if name in ("paused", "resumed"):
             queue.paused = name == "paused"
         return Effect.UNCERTAIN
+
+
+def stream_position(stream_id: str) -> tuple[int, int]:
+    """A stream id (``ms-seq``) as something ordered like Redis orders them."""
+    ms, _, seq = stream_id.partition("-")
+    try:
+        return int(ms), int(seq or 0)
+    except ValueError:
+        return 0, 0
 
 
 def _remember(recent: OrderedDict[str, None], job_id: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from itertools import count
 
-from queues.live.count_estimate import RECENT_ADDS, CountEstimates, Effect
+from queues.live.count_estimate import RECENT_ADDS, CountEstimates, Effect, stream_position
 from queues.live.events import QueueEvent, parse_entry
 from queues.reads.keys import STATES, QueueRef
 
@@ -144,3 +144,38 @@ def test_event_fields() -> None:
     assert parse_entry("x", {"event": "completed"}).at_ms == 0
     assert parse_entry("1-0", {"event": "completed"}).new_state == "completed"
     assert parse_entry("1-0", {}).event == ""
+
+
+def test_events_an_exact_read_holds_move_nothing_and_later_ones_move_it() -> None:
+    held = [event("waiting", str(n), prev="failed") for n in range(3)]
+    later = event("waiting", "3", prev="failed")
+    estimates = CountEstimates()
+    # The read was made after the first three retries, before the fourth.
+    estimates.set_exact(MAIL, read(failed=3, waiting=3), False, False, held[-1].stream_id)
+    for each in held:
+        assert estimates.apply(MAIL, each) is Effect.NONE
+    assert estimates.counts(MAIL) == read(failed=3, waiting=3)
+    assert estimates.apply(MAIL, later) is Effect.MOVED
+    assert estimates.counts(MAIL) == read(failed=2, waiting=4)
+
+
+def test_a_new_job_s_added_event_held_by_a_read_still_tells_its_delayed_event() -> None:
+    added = event("added", "9")
+    estimates = estimates_after(read())
+    estimates.apply(MAIL, added)
+    estimates.set_exact(MAIL, read(), False, False, added.stream_id)
+    assert estimates.apply(MAIL, event("delayed", "9", delay="1000")) is Effect.MOVED
+    assert estimates.counts(MAIL) == read(delayed=1)  # not taken from active
+
+
+def test_a_read_of_a_stream_without_events_holds_none() -> None:
+    estimates = CountEstimates()
+    estimates.set_exact(MAIL, read(), False, False, "0-0")
+    assert estimates.apply(MAIL, event("waiting", "1")) is Effect.MOVED
+
+
+def test_stream_positions_order_as_redis_orders_ids() -> None:
+    assert stream_position("1700000000000-10") > stream_position("1700000000000-9")
+    assert stream_position("1700000000001-0") > stream_position("1700000000000-99")
+    assert stream_position("1700000000000") == (1700000000000, 0)
+    assert stream_position("not an id") == (0, 0)
