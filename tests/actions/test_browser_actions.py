@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import async_playwright, expect
 
 from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser_pages import answer_dialogs
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -38,6 +39,7 @@ async def test_retry_a_failed_job_from_the_page(
             http_credentials={"username": "operator", "password": "s3cret-pass"}
         )
         page = await context.new_page()
+        answer_dialogs(page)  # the job used its attempts: Retry asks before giving one more
         await page.goto(f"{bullpen_server.url}/queues/q/shop/jobs/{job_id}/")
         await page.click('[data-testid="sign-in"]')
         await expect(page.locator(".top .who")).to_have_text("operator")

@@ -16,6 +16,7 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser_pages import answer_dialogs
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -90,8 +91,11 @@ async def test_retried_job_that_fails_again_at_once_is_shown_as_redis_holds_it(
 
     await failed_with(1)
     page = await signed_in(browser, bullpen_server, f"q/flaky/jobs/{job_id}/")
+    answer_dialogs(page)  # once its attempts are used, Retry asks before giving one more
     for round_ in range(2, 7):
-        await page.click('[data-testid="retry"]')
+        # The page reloads once the retry is answered: what it then shows must be true.
+        async with page.expect_navigation():
+            await page.click('[data-testid="retry"]')
         await failed_with(round_)
         # Within a second of Redis holding the failure, the page says so in every part.
         await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed", timeout=1000)
