@@ -34,18 +34,25 @@ class TooDeep(ValueError):
 
 def loads(text: str) -> Any:
     """JSON text decoded; ValueError for text that is not JSON, or is nested deeper than the
-    standard library's parser can go (RecursionError is one no caller expects)."""
+    standard library's parser can go (RecursionError is one no caller expects). Lone
+    surrogates (text Node cut inside an emoji) read as U+FFFD: nothing could encode them."""
+    value = loads_as_written(text)
+    if isinstance(value, (str, list, dict)) and _SURROGATE_ESCAPE.search(text):
+        return without_lone_surrogates(value)
+    return value
+
+
+def loads_as_written(text: str) -> Any:
+    """``loads`` keeping lone surrogates, as BullMQ's own decoding does: what a job handler
+    receives must be what its producer wrote."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         pass
     try:
-        value = json.loads(text)  # raises ValueError for text that is not JSON at all
+        return json.loads(text)  # raises ValueError for text that is not JSON at all
     except RecursionError:
         raise TooDeep("nested too deeply to read") from None
-    if _SURROGATE_ESCAPE.search(text):
-        return without_lone_surrogates(value)
-    return value
 
 
 def without_lone_surrogates(value: Any) -> Any:

@@ -17,7 +17,7 @@ from bullmq import Job
 from bullmq.backoffs import Backoffs
 from bullmq.job import getReturnValue, optsFromJSON
 
-from queues.reads.jsontext import loads
+from queues.reads.jsontext import loads_as_written as loads
 
 # Options whose handling in Job.__init__ (validation, parent links) is left to bullmq.
 _INIT_HANDLED = frozenset(
