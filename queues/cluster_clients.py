@@ -9,6 +9,7 @@ scripts touch one queue's keys at a time, so they work with either.
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
@@ -36,6 +37,13 @@ _node_clients: weakref.WeakKeyDictionary[RedisCluster, dict[str, aioredis.Redis]
     weakref.WeakKeyDictionary()
 )
 _settings: weakref.WeakKeyDictionary[RedisCluster, dict[str, Any]] = weakref.WeakKeyDictionary()
+# Per cluster client: the masters that could not be reached lately (node name → when, why).
+# Reads leave such a master's share out for ``NODE_RETRY_AFTER_S`` instead of waiting out its
+# connect timeout and retries on every read; the masters left are read as usual.
+_down: weakref.WeakKeyDictionary[RedisCluster, dict[str, tuple[float, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+NODE_RETRY_AFTER_S = 5.0
 
 
 def cluster_client(
@@ -68,7 +76,24 @@ def node_client(cluster: RedisCluster, node: ClusterNode) -> aioredis.Redis:
     return client
 
 
+def note_node_down(cluster: Any, node: str, detail: str) -> None:
+    _down.setdefault(cluster, {})[node] = (time.monotonic(), detail)
+
+
+def note_node_up(cluster: Any, node: str) -> None:
+    _down.get(cluster, {}).pop(node, None)
+
+
+def node_down(cluster: Any, node: str) -> str | None:
+    """Why ``node`` was found unreachable within the last ``NODE_RETRY_AFTER_S``, or None."""
+    found = _down.get(cluster, {}).get(node)
+    if found is None or time.monotonic() - found[0] >= NODE_RETRY_AFTER_S:
+        return None
+    return found[1]
+
+
 async def close_node_clients(cluster: Any) -> None:
+    _down.pop(cluster, None)
     for client in _node_clients.pop(cluster, {}).values():
         await client.aclose()
 

@@ -16,6 +16,7 @@ from queues import connections, fastpipe, reachability
 from queues.conf import on_change
 from queues.connection import get_client
 from queues.discovery import Discovered, discovered, discovered_on
+from queues.errors import RedisUnavailable
 from queues.fastpipe import Command
 from queues.keys import STATES, QueueRef
 from queues.per_connection import by_connection
@@ -34,6 +35,9 @@ class QueueSummary:
     rate_limit: tuple[int, int] | None  # (max jobs, per duration ms)
     version: str | None
     problems: tuple[str, ...] = ()
+    # Why the queue could not be read while others of its connection were (its Redis Cluster
+    # master is down), or None: such a summary holds no counts and is not listed.
+    unreachable: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +106,9 @@ def _forget_requests() -> None:
 
 def _summary(ref: QueueRef, states: tuple[str, ...], replies: list[Any]) -> QueueSummary:
     counts = {state: 0 for state in STATES}
+    lost = next((reply for reply in replies if isinstance(reply, UNREACHABLE)), None)
+    if lost is not None:
+        return QueueSummary(ref, counts, False, None, None, None, unreachable=reason(lost))
     problems: list[str] = []
     for state, value in zip(states, replies, strict=False):
         if isinstance(value, Exception):
@@ -139,17 +146,35 @@ async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
     async with translate_redis_errors():
         for connection in {ref.connection for ref in refs}:
             legacy_paused |= (await discovered_on(connection)).legacy_paused
-    return await read_summaries(refs, legacy_paused)
+    found_now = await read_summaries(refs, legacy_paused)
+    if len(found_now) < len(refs):
+        # A named queue whose Cluster master is down: its page cannot be shown without it.
+        lost = reachability.queues_down()
+        missing = next(ref for ref in refs if ref not in {item.ref for item in found_now})
+        raise RedisUnavailable(f"Redis is unreachable: {lost.get(missing, missing.slug)}")
+    return found_now
 
 
 async def read_summaries(
     refs: list[QueueRef], legacy_paused: frozenset[QueueRef] = frozenset(), *, partial: bool = False
 ) -> list[QueueSummary]:
-    """Summaries of exactly ``refs``, without consulting discovery: one pipelined round trip
-    per connection. ``partial``: the queues of a connection that cannot be reached are left
-    out rather than the failure raised."""
+    """Summaries of ``refs``, without consulting discovery: one pipelined round trip per
+    connection. ``partial``: the queues of a connection that cannot be reached are left out
+    rather than the failure raised. Queues of a Redis Cluster master that is down are left out
+    while the other masters' are read (queues/reachability.py names them)."""
     if not refs:
         return []
+    read = await _read_summaries(refs, legacy_paused, partial=partial)
+    reachability.note_queues(
+        [item.ref for item in read if item.unreachable is None],
+        {item.ref: item.unreachable for item in read if item.unreachable is not None},
+    )
+    return [item for item in read if item.unreachable is None]
+
+
+async def _read_summaries(
+    refs: list[QueueRef], legacy_paused: frozenset[QueueRef], *, partial: bool
+) -> list[QueueSummary]:
     shares = by_connection(refs)
     if not partial:
         parts = await asyncio.gather(

@@ -18,16 +18,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 import redis.asyncio as aioredis
 import redis.exceptions
 from redis.crc import key_slot
 
-from queues.cluster_clients import is_cluster
+from queues.cluster_clients import is_cluster, node_client, node_down, note_node_down, note_node_up
 from queues.conf import get_config
 from queues.connection_check import make_usable
+from queues.errors import RedisUnavailable
+from queues.redis_errors import reason
+from queues.unreachable_errors import UNREACHABLE
 
 Command = Sequence[Any]
 _READ_SIZE = 1 << 16
@@ -163,12 +166,12 @@ def _as_eval(command: Command) -> Command:
 # once. Where the map was stale (a MOVED or ASK answer, a slot being migrated) the whole batch
 # goes again through redis-py's cluster pipeline, which follows the redirections and reloads
 # the map: these are reads, safe to send twice.
+# A master that cannot be reached answers its share with the error, in place (as an error reply
+# would be), so that the others' replies are still used; only when none answers is it raised.
 _REDIRECTED = ("MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN")
 
 
 async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
-    from queues.cluster_clients import node_client
-
     await client.initialize()  # the slot map, loaded once
     by_node: dict[str, list[int]] = {}
     nodes: dict[str, Any] = {}
@@ -181,11 +184,17 @@ async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
         nodes[node.name] = node
     batches = [(indexes, [commands[i] for i in indexes]) for indexes in by_node.values()]
     answers = await asyncio.gather(
-        *(_on_node(node_client(client, nodes[name]), batch) for name, (_, batch) in
+        *(_on_reachable_node(client, nodes[name], batch) for name, (_, batch) in
           zip(by_node, batches, strict=True))
     )  # fmt: skip
+    if all(isinstance(answer, BaseException) for answer in answers):
+        raise cast(BaseException, answers[0])
     replies: list[Any] = [None] * len(commands)
     for (indexes, _batch), answer in zip(batches, answers, strict=True):
+        if isinstance(answer, BaseException):
+            for index in indexes:
+                replies[index] = answer
+            continue
         for index, reply in zip(indexes, answer, strict=True):
             if isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith(
                 _REDIRECTED
@@ -193,6 +202,22 @@ async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
                 return await _through_cluster_pipeline(client, commands)
             replies[index] = reply
     return replies
+
+
+async def _on_reachable_node(
+    client: Any, node: Any, batch: list[Command]
+) -> list[Any] | BaseException:
+    """One master's share, or why that master cannot be read (it is skipped for a while)."""
+    known_down = node_down(client, node.name)
+    if known_down is not None:
+        return RedisUnavailable(f"Redis Cluster node {node.name} is unreachable: {known_down}")
+    try:
+        answer = await _on_node(node_client(client, node), batch)
+    except UNREACHABLE as error:
+        note_node_down(client, node.name, reason(error))
+        return RedisUnavailable(f"Redis Cluster node {node.name} is unreachable: {reason(error)}")
+    note_node_up(client, node.name)
+    return answer
 
 
 async def _on_node(node: aioredis.Redis, batch: list[Command]) -> list[Any]:

@@ -1,5 +1,6 @@
 """A Redis Cluster that lost a master (no replicas): a change sent to that master's slots is
-refused before anything was sent, and says so ("not sent"), not "outcome unknown"."""
+refused before anything was sent, and says so ("not sent"), not "outcome unknown"; the queues of
+the masters left are served, and those of the lost one are named as unreachable."""
 
 from __future__ import annotations
 
@@ -18,11 +19,24 @@ from django.test import AsyncClient, override_settings
 from queues import connection
 from queues.actions import handles
 from tests.cluster_topology import ClusterTopology
+from tests.markup import element, text
 from tests.test_cluster import TENANTS, ClusterPeer
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def cluster_topology() -> Iterator[ClusterTopology]:
+    """A cluster of this test's own (a master is killed), whose masters left serve their
+    slots."""
+    topology = ClusterTopology(full_coverage=False)
+    try:
+        topology.start()
+        yield topology
+    finally:
+        topology.stop()
 
 
 @pytest.fixture
@@ -65,6 +79,56 @@ async def test_a_change_to_a_dead_masters_queue_is_not_sent(
     assert added.status_code == 503, added.content[:300]
     error = added.json()["error"]
     assert "not sent" in error and "outcome" not in error.lower(), error
+    await forget_the_dead_master()
+
+
+def kill(topology: ClusterTopology, port: int) -> None:
+    process = topology.processes[topology.ports.index(port)]
+    process.kill()
+    process.wait(10)
+
+
+async def queues_on_a_cluster_without(
+    client: AsyncClient, topology: ClusterTopology
+) -> tuple[ClusterPeer, list[str], list[str]]:
+    """Jobs in every tenant's queue (``n + 1`` in the n-th), listed once; then the master of
+    the first is killed. The queues it held, and those on the masters left."""
+    peer = ClusterPeer(topology)
+    for index, queue in enumerate(TENANTS):
+        await asyncio.to_thread(
+            peer, "add-bulk", "--queue", queue, "--name", "w", "--count", str(index + 1)
+        )
+    listed = (await client.get("/queues/api/queues/")).json()
+    assert sorted(q["name"] for q in listed["queues"]) == sorted(TENANTS)
+    victim = master_of(topology, f"bull:{TENANTS[0]}:meta")
+    dead = [q for q in TENANTS if master_of(topology, f"bull:{q}:meta") == victim]
+    kill(topology, victim)
+    return peer, dead, [q for q in TENANTS if q not in dead]
+
+
+async def test_the_list_serves_the_masters_left_and_names_the_lost_ones(
+    client: AsyncClient, cluster_topology: ClusterTopology, on_cluster: dict[str, Any]
+) -> None:
+    peer, dead, healthy = await queues_on_a_cluster_without(client, cluster_topology)
+    assert healthy, "every queue on one master: the tenants' tags should spread them"
+
+    answer = await client.get("/queues/api/queues/")
+    assert answer.status_code == 200, answer.content[:300]
+    body = answer.json()
+    counts = {q["name"]: q["counts"] for q in body["queues"]}
+    assert sorted(counts) == sorted(healthy)
+    for queue in healthy:
+        truth = (await asyncio.to_thread(peer, "inspect", "--queue", queue))["counts"]
+        assert counts[queue]["waiting"] == truth["waiting"] == TENANTS.index(queue) + 1
+    lost = {q["name"]: q for q in body["unreachableQueues"]}
+    assert sorted(lost) == sorted(dead)
+    assert all(q["error"] for q in lost.values()), lost
+
+    page = await client.get("/queues/")
+    assert page.status_code == 200, page.content[:300]
+    notice = text(element(page.content.decode(), "div", id="unreachable-queues"))
+    for queue in dead:
+        assert queue in notice, notice
     await forget_the_dead_master()
 
 
