@@ -15,6 +15,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from queues.redis_urls import ClusterUrl
 
@@ -46,8 +48,35 @@ _down: weakref.WeakKeyDictionary[RedisCluster, dict[str, tuple[float, str]]] = (
 NODE_RETRY_AFTER_S = 5.0
 
 
+class BullpenCluster(RedisCluster):
+    """redis-py's cluster client, but a script is loaded on every master that can be reached:
+    redis-py sends ``SCRIPT LOAD`` to all masters at once and fails it whole when one is down,
+    which would stop every script (BullMQ's actions, Bullpen's reads) on the masters left. A
+    script runs where its keys are, so the masters that answered are the ones that need it."""
+
+    async def script_load(self, script: Any) -> Any:  # type: ignore[override]
+        await self.initialize()
+        names = [node.name for node in self.get_primaries()]
+        failure: BaseException | None = None
+        loaded: Any = None
+        # One master after another: redis-py closes the client's connections when one fails,
+        # which would break a load running on another master at the same time.
+        for name in names:
+            await self.initialize()
+            node = self.get_node(node_name=name)
+            if node is None:
+                continue
+            try:
+                loaded = await self.execute_command("SCRIPT LOAD", script, target_nodes=node)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+                failure = error
+        if loaded is None and failure is not None:
+            raise failure
+        return loaded
+
+
 def cluster_client(
-    target: ClusterUrl, options: dict[str, Any], cluster_class: type[RedisCluster] = RedisCluster
+    target: ClusterUrl, options: dict[str, Any], cluster_class: type[RedisCluster] = BullpenCluster
 ) -> RedisCluster:
     kept = {name: value for name, value in options.items() if name in _SHARED}
     client = cluster_class(

@@ -91,13 +91,14 @@ def kill(topology: ClusterTopology, port: int) -> None:
 async def queues_on_a_cluster_without(
     client: AsyncClient, topology: ClusterTopology
 ) -> tuple[ClusterPeer, list[str], list[str]]:
-    """Jobs in every tenant's queue (``n + 1`` in the n-th), listed once; then the master of
-    the first is killed. The queues it held, and those on the masters left."""
+    """Jobs in every tenant's queue (``n + 1`` in the n-th, one of them failed), listed once;
+    then the master of the first is killed. The queues it held, and those on the masters left."""
     peer = ClusterPeer(topology)
     for index, queue in enumerate(TENANTS):
         await asyncio.to_thread(
             peer, "add-bulk", "--queue", queue, "--name", "w", "--count", str(index + 1)
         )
+        await asyncio.to_thread(peer, "work", "--queue", queue, "--count", "1", "--fail")
     listed = (await client.get("/queues/api/queues/")).json()
     assert sorted(q["name"] for q in listed["queues"]) == sorted(TENANTS)
     victim = master_of(topology, f"bull:{TENANTS[0]}:meta")
@@ -119,7 +120,8 @@ async def test_the_list_serves_the_masters_left_and_names_the_lost_ones(
     assert sorted(counts) == sorted(healthy)
     for queue in healthy:
         truth = (await asyncio.to_thread(peer, "inspect", "--queue", queue))["counts"]
-        assert counts[queue]["waiting"] == truth["waiting"] == TENANTS.index(queue) + 1
+        assert {state: counts[queue][state] for state in truth} == truth
+        assert truth["failed"] and sum(truth.values()) == TENANTS.index(queue) + 1
     lost = {q["name"]: q for q in body["unreachableQueues"]}
     assert sorted(lost) == sorted(dead)
     assert all(q["error"] for q in lost.values()), lost
@@ -129,6 +131,22 @@ async def test_the_list_serves_the_masters_left_and_names_the_lost_ones(
     notice = text(element(page.content.decode(), "div", id="unreachable-queues"))
     for queue in dead:
         assert queue in notice, notice
+    await forget_the_dead_master()
+
+
+async def test_an_action_on_a_queue_of_a_master_left_works_at_once(
+    client: AsyncClient, cluster_topology: ClusterTopology, on_cluster: dict[str, Any]
+) -> None:
+    peer, _dead, healthy = await queues_on_a_cluster_without(client, cluster_topology)
+    queue = healthy[0]
+    failed = await client.get(f"/queues/api/queues/{queue}/jobs/?state=failed")
+    assert failed.status_code == 200, failed.content[:300]
+    job_id = failed.json()["jobs"][0]["id"]
+
+    retried = await client.post(f"/queues/api/queues/{queue}/jobs/{job_id}/retry/", headers=AUTH)
+    assert retried.status_code == 200, retried.content[:300]
+    status = await asyncio.to_thread(peer, "job-status", "--queue", queue, "--id", job_id)
+    assert status["state"] == "waiting"
     await forget_the_dead_master()
 
 
