@@ -134,6 +134,21 @@ async def test_the_list_serves_the_masters_left_and_names_the_lost_ones(
     await forget_the_dead_master()
 
 
+async def test_a_scan_with_a_master_down_finds_the_others_queues_and_keeps_the_lost_ones(
+    client: AsyncClient, cluster_topology: ClusterTopology, on_cluster: dict[str, Any]
+) -> None:
+    # Every request scans: the scan itself meets the dead master.
+    with override_settings(BULLPEN={**on_cluster, "DISCOVERY_INTERVAL": 0}):
+        _peer, dead, healthy = await queues_on_a_cluster_without(client, cluster_topology)
+        answer = await client.get("/queues/api/queues/")
+        assert answer.status_code == 200, answer.content[:300]
+        body = answer.json()
+        assert sorted(q["name"] for q in body["queues"]) == sorted(healthy)
+        # The last scan's queues of the lost master are named, not forgotten.
+        assert sorted(q["name"] for q in body["unreachableQueues"]) == sorted(dead)
+    await forget_the_dead_master()
+
+
 async def test_an_action_on_a_queue_of_a_master_left_works_at_once(
     client: AsyncClient, cluster_topology: ClusterTopology, on_cluster: dict[str, Any]
 ) -> None:
