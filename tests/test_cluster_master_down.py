@@ -8,6 +8,7 @@ import asyncio
 import base64
 import contextlib
 import gc
+import json
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -146,6 +147,26 @@ async def test_a_scan_with_a_master_down_finds_the_others_queues_and_keeps_the_l
         assert sorted(q["name"] for q in body["queues"]) == sorted(healthy)
         # The last scan's queues of the lost master are named, not forgotten.
         assert sorted(q["name"] for q in body["unreachableQueues"]) == sorted(dead)
+    await forget_the_dead_master()
+
+
+async def test_a_search_over_every_queue_names_those_it_could_not_read(
+    client: AsyncClient, cluster_topology: ClusterTopology, on_cluster: dict[str, Any]
+) -> None:
+    _peer, dead, healthy = await queues_on_a_cluster_without(client, cluster_topology)
+    answer = await client.get("/queues/api/search/", {"q": "w", "render": "html"})
+    assert answer.status_code == 200
+    body = b"".join([chunk async for chunk in answer.streaming_content])
+    lines = [json.loads(line) for line in body.splitlines()]
+    assert not [line for line in lines if line["type"] == "error"], lines
+    matched = {line["queue"]: line["matched"] for line in lines if line["type"] == "queue"}
+    # Every job of a healthy queue is named "w": all of them match.
+    assert matched == {queue: TENANTS.index(queue) + 1 for queue in healthy}
+    skipped = {line["queue"]: line for line in lines if line["type"] == "skipped"}
+    assert sorted(skipped) == sorted(dead)
+    for queue, line in skipped.items():
+        assert line["error"] and queue in line["html"] and "Not searched" in line["html"]
+    assert lines[-1]["type"] == "progress" and lines[-1]["done"] is True
     await forget_the_dead_master()
 
 
