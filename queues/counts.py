@@ -16,7 +16,7 @@ from queues import connections, fastpipe, reachability
 from queues.conf import on_change
 from queues.connection import get_client
 from queues.discovery import Discovered, discovered, discovered_on
-from queues.errors import RedisUnavailable
+from queues.errors import NodeUnreachable, RedisUnavailable
 from queues.fastpipe import Command
 from queues.keys import STATES, QueueRef
 from queues.per_connection import by_connection
@@ -211,10 +211,14 @@ async def _read_on(
     plan = [(ref, _queue_request(ref, ref in legacy_paused)) for ref in refs]
     commands = [command for _ref, request in plan for command in request.commands]
     packed = b"".join(request.packed for _ref, request in plan)
-    async with translate_redis_errors():
-        # Error replies (a hand-made key of the wrong type) come back in place, not raised:
-        # one odd queue must not blank the whole overview.
-        replies = await fastpipe.execute(get_client(connection), commands, packed)
+    try:
+        async with translate_redis_errors():
+            # Error replies (a hand-made key of the wrong type) come back in place, not raised:
+            # one odd queue must not blank the whole overview.
+            replies = await fastpipe.execute(get_client(connection), commands, packed)
+    except NodeUnreachable as error:
+        # Every queue asked lives on Redis Cluster masters that are down (others are up).
+        replies = [error] * len(commands)
     result: list[QueueSummary] = []
     position = 0
     for ref, request in plan:

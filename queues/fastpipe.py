@@ -28,7 +28,7 @@ from redis.crc import key_slot
 from queues.cluster_clients import is_cluster, node_client, node_down, note_node_down, note_node_up
 from queues.conf import get_config
 from queues.connection_check import make_usable
-from queues.errors import RedisUnavailable
+from queues.errors import NodeUnreachable, RedisUnavailable
 from queues.redis_errors import reason
 from queues.unreachable_errors import UNREACHABLE
 
@@ -166,8 +166,10 @@ def _as_eval(command: Command) -> Command:
 # once. Where the map was stale (a MOVED or ASK answer, a slot being migrated) the whole batch
 # goes again through redis-py's cluster pipeline, which follows the redirections and reloads
 # the map: these are reads, safe to send twice.
-# A master that cannot be reached answers its share with the error, in place (as an error reply
-# would be), so that the others' replies are still used; only when none answers is it raised.
+# A master that cannot be reached answers its share with the error (NodeUnreachable), in place
+# (as an error reply would be), so that the others' replies are still used. When none of the
+# masters asked answers, that error is raised; when no master of the cluster answers, Redis is
+# unreachable.
 _REDIRECTED = ("MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN")
 
 
@@ -188,6 +190,10 @@ async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
           zip(by_node, batches, strict=True))
     )  # fmt: skip
     if all(isinstance(answer, BaseException) for answer in answers):
+        if all(node_down(client, node.name) for node in client.get_primaries()):
+            # Every master is away: Redis is, not a part of it.
+            detail = reason(cast(BaseException, answers[0]))
+            raise RedisUnavailable(f"Redis is unreachable: {detail}")
         raise cast(BaseException, answers[0])
     replies: list[Any] = [None] * len(commands)
     for (indexes, _batch), answer in zip(batches, answers, strict=True):
@@ -210,12 +216,12 @@ async def _on_reachable_node(
     """One master's share, or why that master cannot be read (it is skipped for a while)."""
     known_down = node_down(client, node.name)
     if known_down is not None:
-        return RedisUnavailable(f"Redis Cluster node {node.name} is unreachable: {known_down}")
+        return NodeUnreachable(node.name, known_down)
     try:
         answer = await _on_node(node_client(client, node), batch)
     except UNREACHABLE as error:
         note_node_down(client, node.name, reason(error))
-        return RedisUnavailable(f"Redis Cluster node {node.name} is unreachable: {reason(error)}")
+        return NodeUnreachable(node.name, reason(error))
     note_node_up(client, node.name)
     return answer
 
@@ -249,6 +255,10 @@ def _key_of(command: Command) -> Any:
     name = str(command[0]).upper()
     if name in ("EVAL", "EVALSHA"):
         return command[3] if len(command) > 3 and int(command[2]) > 0 else None
+    if name == "XREAD":
+        words = [str(word).upper() for word in command]
+        at = words.index("STREAMS") + 1 if "STREAMS" in words else len(command)
+        return command[at] if at < len(command) else None
     return command[1] if len(command) > 1 else None
 
 

@@ -11,15 +11,18 @@ import gc
 import json
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from django.test import AsyncClient, override_settings
+from playwright.async_api import async_playwright, expect
 
 from queues import connection
 from queues.actions import handles
 from tests.cluster_topology import ClusterTopology
+from tests.conftest import CHROMIUM_ARGS, start_bullpen, stop_bullpen
 from tests.markup import element, text
 from tests.test_cluster import TENANTS, ClusterPeer
 
@@ -184,6 +187,61 @@ async def test_an_action_on_a_queue_of_a_master_left_works_at_once(
     status = await asyncio.to_thread(peer, "job-status", "--queue", queue, "--id", job_id)
     assert status["state"] == "waiting"
     await forget_the_dead_master()
+
+
+@pytest.mark.browser
+async def test_the_live_status_names_the_lost_master_and_stays_live(
+    cluster_topology: ClusterTopology, chromium_path: str, tmp_path: Path
+) -> None:
+    cluster_topology.client().flushall()  # type: ignore[no-untyped-call]
+    peer = ClusterPeer(cluster_topology)
+    for queue in TENANTS:
+        await asyncio.to_thread(peer, "add", "--queue", queue, "--name", "first")
+    victim = master_of(cluster_topology, f"bull:{TENANTS[0]}:meta")
+    dead = [q for q in TENANTS if master_of(cluster_topology, f"bull:{q}:meta") == victim]
+    healthy = [q for q in TENANTS if q not in dead]
+    server = start_bullpen(cluster_topology.url, tmp_path / "daphne.log")
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            await page.goto(f"{server.url}/queues/")
+            status = page.locator("#live-status")
+            await expect(status).to_have_attribute("data-state", "live")
+            # Every state the header takes from now on.
+            await page.evaluate(
+                """() => {
+                  const pill = document.getElementById("live-status");
+                  window.seenStates = [];
+                  new MutationObserver(() => window.seenStates.push(pill.dataset.state))
+                    .observe(pill, { attributes: true, attributeFilter: ["data-state"] });
+                }"""
+            )
+            kill(cluster_topology, victim)
+            await expect(status).to_have_attribute("data-state", "partial", timeout=20_000)
+            await expect(status).to_contain_text(f"127.0.0.1:{victim}")
+            # The masters left still flow live.
+            cell = page.locator(f'tr[data-queue="{healthy[0]}"] td[data-state="waiting"]')
+            await asyncio.to_thread(peer, "add", "--queue", healthy[0], "--name", "next")
+            await expect(cell).to_have_text("2", timeout=10_000)
+            # Several heartbeats (every 2 s) later the header still says the same: it never
+            # flipped to "unreachable" for the whole page.
+            await page.wait_for_timeout(7_000)
+            seen = await page.evaluate("window.seenStates")
+            assert "down" not in seen, seen
+            await expect(status).to_have_attribute("data-state", "partial")
+            assert not await page.evaluate("document.body.classList.contains('stale')")
+
+            await page.reload()
+            notice = page.locator("#unreachable-queues")
+            for queue in dead:
+                await expect(notice).to_contain_text(queue)
+            await expect(page.locator(f'tr[data-queue="{healthy[0]}"]')).to_have_count(1)
+            await page.screenshot(path=tmp_path / "cluster-master-down.png", full_page=True)
+            await browser.close()
+    finally:
+        stop_bullpen(server)
+    print(f"screenshots in {tmp_path}")
 
 
 async def forget_the_dead_master() -> None:
