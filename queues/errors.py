@@ -39,6 +39,14 @@ class RedisUnavailable(BullpenError):
     """Redis could not be reached or answered with an error."""
 
 
+class NodeUnreachable(RedisUnavailable):
+    """One master of a Redis Cluster could not be reached (the others may be)."""
+
+    def __init__(self, node: str, detail: str) -> None:
+        super().__init__(f"Redis Cluster node {node} is unreachable: {detail}")
+        self.node = node
+
+
 class RedisFull(RedisUnavailable):
     """Redis reached its ``maxmemory`` (with a no-eviction policy) and refused a write that
     needs memory."""

@@ -127,6 +127,9 @@ class Listing:
     totals: dict[str, int] = field(default_factory=dict)  # over every queue
     # Connections that could not be read, and why: their queues are not listed.
     unreachable: dict[str, str] = field(default_factory=dict)
+    # Queues that could not be read while their connection could (a Redis Cluster master is
+    # down), as the API names them, with why: they are not listed either.
+    unreachable_queues: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def page(self) -> int:

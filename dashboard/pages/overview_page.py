@@ -68,6 +68,12 @@ async def read_listing(
         for name, detail in reachability.unreachable().items()
         if name in connections.names()
     }
+    lost = reachability.queues_down()
+    listing.unreachable_queues = [
+        {"name": ref.name, "prefix": ref.prefix, "slug": ref.slug, "connection": ref.connection}
+        | {"error": lost[ref]}
+        for ref in sorted(access.visible(list(lost), lambda ref: ref.slug))
+    ]
     if page and listing.queues:
         refs = [QueueRef(q["prefix"], q["name"], q["connection"]) for q in listing.queues]
         series = await series_of(refs)
@@ -111,6 +117,8 @@ def listing_json(listing: Listing) -> dict[str, Any]:
             | ({"error": listing.unreachable[name]} if name in listing.unreachable else {})
             for name in connections.names()
         ],
+        # Queues that could not be read while their connection could (a Cluster master down).
+        "unreachableQueues": listing.unreachable_queues,
     }
     if listing.query.group and listing.query.within is None:
         body["groups"] = [group.as_json() for group in listing.groups]

@@ -2,7 +2,9 @@
 
 Lines, in order: ``{"type": "match", "queue", "connection", "id", "name", "state", "match"}``
 for every match (``match``: where it matched and the text around it), ``{"type": "queue",
-...}`` once a queue with matches has been scanned, ``{"type": "progress", ...}`` now and then,
+...}`` once a queue with matches has been scanned, ``{"type": "skipped", "queue", "connection",
+"error"}`` for a queue that could not be read (the others are searched), ``{"type": "progress",
+...}`` now and then,
 and last ``{"type": "progress", "done": true, "scanned", "matched", "truncated", "queues",
 "queuesTotal"}`` (as the one-queue search ends). With ``render=html`` (the results page) the
 lines also carry the server's markup for them. A client runs at most two at once (429), and
@@ -31,7 +33,7 @@ from dashboard.search.streams import bounded
 from queues.errors import BullpenError
 from queues.reads.jsontext import dumps
 from queues.reads.keys import STATES
-from queues.search.all_queues import Match, Progress, QueueDone, search_queues
+from queues.search.all_queues import Match, Progress, QueueDone, QueueSkipped, search_queues
 from queues.search.scan import parse_query
 
 logger = logging.getLogger(__name__)
@@ -117,6 +119,16 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                             item.ref, item.state, item.job, line["match"]
                         )
                     yield _line(line)
+                elif isinstance(item, QueueSkipped):
+                    skipped: dict[str, Any] = {
+                        "type": "skipped",
+                        "queue": item.ref.slug,
+                        "connection": item.ref.connection,
+                        "error": item.error,
+                    }
+                    if render:
+                        skipped["html"] = search_render.skipped_html(item.ref, item.error)
+                    yield _line(skipped)
                 elif isinstance(item, QueueDone):
                     if not item.matched:
                         continue

@@ -32,6 +32,10 @@ def group_html(ref: QueueRef) -> str:
     return render_to_string("bullpen/_search_group.html", {"slug": ref.slug})
 
 
+def skipped_html(ref: QueueRef, error: str) -> str:
+    return render_to_string("bullpen/_search_skipped.html", {"slug": ref.slug, "error": error})
+
+
 def row_html(ref: QueueRef, state: str, job: dict[str, Any], match: dict[str, str]) -> str:
     return render_to_string(
         "bullpen/_search_row.html",

@@ -284,7 +284,9 @@ class Follower:
         if not self.leader:
             return
         if chores.heartbeat.due():
-            beat = live_protocol.status_message(True, beat=True, connection=self.connection)
+            beat = live_protocol.status_message(
+                True, beat=True, connection=self.connection, partly=self.streams.lost
+            )
             self.outbox.emit(("status",), beat)
         if chores.read_interest.due():
             woke = watching.everywhere(await leadership.read_interest(redis))
@@ -349,5 +351,7 @@ class Follower:
             self._send_everything_soon()  # recovered: re-read everything at once
         else:
             self.counts.forget_sent()
-        status = live_protocol.status_message(ok, detail, connection=self.connection)
+        status = live_protocol.status_message(
+            ok, detail, connection=self.connection, partly=self.streams.lost
+        )
         await self.outbox.publish(("status",), status)

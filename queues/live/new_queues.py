@@ -13,10 +13,13 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from queues.errors import NodeUnreachable
 from queues.reads.discovery import escape_glob, queue_name_of_key
 from queues.reads.keys import QueueRef
 from queues.redis import connections
-from queues.redis.cluster import is_cluster, masters
+from queues.redis.cluster import is_cluster, masters, node_down, note_node_down
+from queues.redis.errors import reason
+from queues.redis.unreachable import UNREACHABLE
 
 SCAN_BATCH = 1000
 
@@ -41,7 +44,17 @@ class NewQueueScanner:
                 place = prefix if node is None else f"{prefix} {node.name}"
                 cursor = self._cursors.get(place, 0)
                 for _ in range(calls):
-                    cursor, keys = await _scan(redis, node, cursor, pattern)
+                    try:
+                        cursor, keys = await _scan(redis, node, cursor, pattern)
+                    except UNREACHABLE as error:
+                        if node is None:
+                            raise
+                        # One master of a cluster is down: the others' new queues are
+                        # still noticed, and this one's walk goes on where it stopped.
+                        note_node_down(redis, node.name, reason(error))
+                        if all(node_down(redis, n.name) for n in nodes if n is not None):
+                            raise
+                        break
                     for key in keys:
                         name = queue_name_of_key(prefix, str(key))
                         if name is not None:
@@ -53,6 +66,8 @@ class NewQueueScanner:
 
 
 async def _scan(redis: aioredis.Redis, node: Any, cursor: int, pattern: str) -> tuple[int, Any]:
+    if node is not None and (known_down := node_down(redis, node.name)) is not None:
+        raise NodeUnreachable(node.name, known_down)  # not waited for again at once
     if node is None:
         found: tuple[int, Any] = await redis.scan(cursor, match=pattern, count=SCAN_BATCH)
         return found

@@ -7,7 +7,7 @@ These carry data, not markup: the dashboard renders them with the pages' own tem
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from queues.redis import connections
 
@@ -52,6 +52,8 @@ class StatusMessage(TypedDict):
     beat: bool
     # The Redis connection this is about: each has its own reader (queues/redis/connections.py).
     connection: str
+    # With "ok": the part that cannot be read now (Redis Cluster masters down), if any.
+    partly: NotRequired[str]
 
 
 class ProgressUpdate(TypedDict):
@@ -163,9 +165,14 @@ def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessa
 
 
 def status_message(
-    ok: bool, detail: str = "", *, beat: bool = False, connection: str | None = None
+    ok: bool,
+    detail: str = "",
+    *,
+    beat: bool = False,
+    connection: str | None = None,
+    partly: str = "",
 ) -> StatusMessage:
-    return {
+    message: StatusMessage = {
         "type": "status",
         "redis": "ok" if ok else "down",
         "detail": detail,
@@ -173,6 +180,9 @@ def status_message(
         "beat": beat,
         "connection": connection or connections.default_name(),
     }
+    if ok and partly:
+        message["partly"] = partly
+    return message
 
 
 def progress_message(

@@ -20,9 +20,11 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 
 from queues.cancelling import raise_if_cancelled
+from queues.errors import NodeUnreachable
 from queues.live.events import QueueEvent, parse_entry
 from queues.live.status import REDIS_ERRORS
 from queues.reads.keys import QueueRef
+from queues.redis import fastpipe
 from queues.redis.clients import new_client
 from queues.redis.cluster import is_cluster
 
@@ -45,6 +47,8 @@ class StreamReader:
         # as current as the events then.
         self.caught_up_at = -math.inf
         self._client: aioredis.Redis | None = None
+        # The Redis Cluster masters whose streams the last read could not reach ("": none).
+        self.lost = ""
 
     def caught_up_within(self, seconds: float) -> bool:
         """A read returned everything the streams held less than ``seconds`` ago."""
@@ -58,11 +62,15 @@ class StreamReader:
         the counts."""
         if not new:
             return
-        async with redis.pipeline(transaction=False) as pipe:
-            for ref in new:
-                pipe.xrevrange(ref.key("events"), count=1)
-            tails = await pipe.execute(raise_on_error=False)
+        try:
+            tails = await fastpipe.execute(
+                redis, [("XREVRANGE", ref.key("events"), "+", "-", "COUNT", 1) for ref in new]
+            )
+        except NodeUnreachable:
+            return  # their Redis Cluster masters are down: followed once they are back
         for ref, tail in zip(new, tails, strict=True):
+            if isinstance(tail, NodeUnreachable):
+                continue  # likewise
             last = tail[0][0] if isinstance(tail, list) and tail else "0-0"
             self.last_ids[ref.key("events")] = last
             self.refs[ref.key("events")] = ref
@@ -116,11 +124,32 @@ class StreamReader:
         if by_slot is None or len(by_slot) == 1:
             streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
             return list(await client.xread(streams, count=READ_COUNT, block=self.block_ms) or [])
-        async with client.pipeline(transaction=False) as pipe:
-            for keys in by_slot.values():
-                pipe.xread({key: self.last_ids.get(key, "$") for key in keys}, count=READ_COUNT)
-            replies = await pipe.execute()
-        found = [entry for reply in replies for entry in (reply or [])]
+        commands = [
+            (
+                "XREAD",
+                "COUNT",
+                READ_COUNT,
+                "STREAMS",
+                *keys,
+                *(self.last_ids.get(key, "$") for key in keys),
+            )
+            for keys in by_slot.values()
+        ]
+        # Each master's share on its own: one that is down answers its share with the error,
+        # and the others' events still flow (the status names the lost master).
+        replies = await fastpipe.execute(client, commands)
+        lost = sorted({reply.node for reply in replies if isinstance(reply, NodeUnreachable)})
+        self.lost = ", ".join(lost)
+        found = []
+        for reply in replies:
+            if isinstance(reply, NodeUnreachable):
+                continue
+            if isinstance(reply, Exception):
+                raise reply
+            # RESP3 answers a map of streams, RESP2 a list of pairs.
+            pairs = reply.items() if isinstance(reply, dict) else reply or []
+            for stream_key, entries in pairs:
+                found.append([stream_key, [(id_, _as_fields(fields)) for id_, fields in entries]])
         if not found:
             await asyncio.sleep(CLUSTER_POLL_S)
         return found
@@ -131,6 +160,14 @@ class StreamReader:
             with contextlib.suppress(Exception):
                 await self._client.aclose()
         self._client = None
+
+
+def _as_fields(fields: Any) -> dict[str, str]:
+    """An entry's fields as redis-py's XREAD gives them: a dict (the raw reply is a flat list)."""
+    if isinstance(fields, dict):
+        return fields
+    flat = list(fields or [])
+    return dict(zip(flat[0::2], flat[1::2], strict=True))
 
 
 def _by_slot(keys: list[str]) -> dict[int, list[str]]:

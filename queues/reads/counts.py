@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from queues.config.settings import on_change
+from queues.errors import NodeUnreachable, RedisUnavailable
 from queues.reads.discovery import Discovered, discovered, discovered_on
 from queues.reads.keys import STATES, QueueRef
 from queues.redis import connections, fastpipe, reachability
@@ -34,6 +35,9 @@ class QueueSummary:
     rate_limit: tuple[int, int] | None  # (max jobs, per duration ms)
     version: str | None
     problems: tuple[str, ...] = ()
+    # Why the queue could not be read while others of its connection were (its Redis Cluster
+    # master is down), or None: such a summary holds no counts and is not listed.
+    unreachable: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +106,9 @@ def _forget_requests() -> None:
 
 def _summary(ref: QueueRef, states: tuple[str, ...], replies: list[Any]) -> QueueSummary:
     counts = {state: 0 for state in STATES}
+    lost = next((reply for reply in replies if isinstance(reply, UNREACHABLE)), None)
+    if lost is not None:
+        return QueueSummary(ref, counts, False, None, None, None, unreachable=reason(lost))
     problems: list[str] = []
     for state, value in zip(states, replies, strict=False):
         if isinstance(value, Exception):
@@ -139,17 +146,35 @@ async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
     async with translate_redis_errors():
         for connection in {ref.connection for ref in refs}:
             legacy_paused |= (await discovered_on(connection)).legacy_paused
-    return await read_summaries(refs, legacy_paused)
+    found_now = await read_summaries(refs, legacy_paused)
+    if len(found_now) < len(refs):
+        # A named queue whose Cluster master is down: its page cannot be shown without it.
+        lost = reachability.queues_down()
+        missing = next(ref for ref in refs if ref not in {item.ref for item in found_now})
+        raise RedisUnavailable(f"Redis is unreachable: {lost.get(missing, missing.slug)}")
+    return found_now
 
 
 async def read_summaries(
     refs: list[QueueRef], legacy_paused: frozenset[QueueRef] = frozenset(), *, partial: bool = False
 ) -> list[QueueSummary]:
-    """Summaries of exactly ``refs``, without consulting discovery: one pipelined round trip
-    per connection. ``partial``: the queues of a connection that cannot be reached are left
-    out rather than the failure raised."""
+    """Summaries of ``refs``, without consulting discovery: one pipelined round trip per
+    connection. ``partial``: the queues of a connection that cannot be reached are left out
+    rather than the failure raised. Queues of a Redis Cluster master that is down are left out
+    while the other masters' are read (queues/reachability.py names them)."""
     if not refs:
         return []
+    read = await _read_summaries(refs, legacy_paused, partial=partial)
+    reachability.note_queues(
+        [item.ref for item in read if item.unreachable is None],
+        {item.ref: item.unreachable for item in read if item.unreachable is not None},
+    )
+    return [item for item in read if item.unreachable is None]
+
+
+async def _read_summaries(
+    refs: list[QueueRef], legacy_paused: frozenset[QueueRef], *, partial: bool
+) -> list[QueueSummary]:
     shares = by_connection(refs)
     if not partial:
         parts = await asyncio.gather(
@@ -186,10 +211,14 @@ async def _read_on(
     plan = [(ref, _queue_request(ref, ref in legacy_paused)) for ref in refs]
     commands = [command for _ref, request in plan for command in request.commands]
     packed = b"".join(request.packed for _ref, request in plan)
-    async with translate_redis_errors():
-        # Error replies (a hand-made key of the wrong type) come back in place, not raised:
-        # one odd queue must not blank the whole overview.
-        replies = await fastpipe.execute(get_client(connection), commands, packed)
+    try:
+        async with translate_redis_errors():
+            # Error replies (a hand-made key of the wrong type) come back in place, not raised:
+            # one odd queue must not blank the whole overview.
+            replies = await fastpipe.execute(get_client(connection), commands, packed)
+    except NodeUnreachable as error:
+        # Every queue asked lives on Redis Cluster masters that are down (others are up).
+        replies = [error] * len(commands)
     result: list[QueueSummary] = []
     position = 0
     for ref, request in plan:

@@ -5,7 +5,8 @@ A full SCAN walks every key (millions of jobs), so its result is kept for
 
 Each connection is scanned on its own. With several, one that cannot be reached lists no
 queues (and is named in ``unreachable``) while the others are listed; with one, its failure is
-the caller's, as it always was.
+the caller's, as it always was. A Redis Cluster's masters are scanned one by one, so that one
+that is down does not hide the others' queues.
 """
 
 from __future__ import annotations
@@ -14,15 +15,25 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import redis.asyncio as aioredis
+from redis.crc import key_slot
 from redis.exceptions import ResponseError
 
 from queues.config.settings import get_config, on_change
 from queues.live import seen_queues
 from queues.reads.keys import QueueRef
-from queues.redis import connections, reachability
+from queues.redis import connections, fastpipe, reachability
 from queues.redis.clients import get_client
+from queues.redis.cluster import (
+    is_cluster,
+    masters,
+    node_client,
+    node_down,
+    note_node_down,
+    note_node_up,
+)
 from queues.redis.errors import reason
 from queues.redis.unreachable import UNREACHABLE
 
@@ -158,16 +169,57 @@ async def _with_seen(connection: str, cached: Discovered) -> Discovered:
     return found
 
 
-async def _discover(connection: str) -> Discovered:
-    scanned_ms = seen_queues.now_ms()
+async def _scan(connection: str, redis: aioredis.Redis) -> tuple[set[QueueRef], set[QueueRef]]:
     config = get_config()
-    redis = get_client(connection)
     refs: set[QueueRef] = set()
     legacy: set[QueueRef] = set()
     for prefix in config["PREFIXES"]:
         names, paused_lists = await scan_queues(redis, prefix, int(config["SCAN_COUNT"]))
         refs.update(QueueRef(prefix, name, connection) for name in names)
         legacy.update(QueueRef(prefix, name, connection) for name in paused_lists)
+    return refs, legacy
+
+
+async def _scan_cluster(connection: str, cluster: Any) -> tuple[set[QueueRef], set[QueueRef]]:
+    """A Redis Cluster's queues, each master scanned on its own: one that cannot be reached
+    keeps the queues the last scan found in its slots (their reads then say they cannot be
+    read), and the others' are found as usual. Raised only when no master answers."""
+    refs: set[QueueRef] = set()
+    legacy: set[QueueRef] = set()
+    kept = _cache.get(connection)
+    failure: BaseException | None = None
+    nodes = await masters(cluster)
+    for node in nodes:
+        try:
+            found, paused = await _scan(connection, node_client(cluster, node))
+        except UNREACHABLE as error:
+            failure = error
+            note_node_down(cluster, node.name, reason(error))
+            if kept is not None:
+                lost = {ref for ref in kept.queues if _node_of(cluster, ref) == node.name}
+                refs.update(lost)
+                legacy.update(kept.legacy_paused & lost)
+            continue
+        note_node_up(cluster, node.name)
+        refs.update(found)
+        legacy.update(paused)
+    if failure is not None and all(node_down(cluster, node.name) for node in nodes):
+        raise failure
+    return refs, legacy
+
+
+def _node_of(cluster: Any, ref: QueueRef) -> str:
+    return str(cluster.nodes_manager.get_node_from_slot(key_slot(ref.key("meta").encode())).name)
+
+
+async def _discover(connection: str) -> Discovered:
+    scanned_ms = seen_queues.now_ms()
+    config = get_config()
+    redis = get_client(connection)
+    if is_cluster(redis):
+        refs, legacy = await _scan_cluster(connection, redis)
+    else:
+        refs, legacy = await _scan(connection, redis)
     configured = {
         ref
         for ref in (QueueRef.from_slug(slug) for slug in config["QUEUES"])
@@ -175,12 +227,11 @@ async def _discover(connection: str) -> Discovered:
     } - refs
     ordered = tuple(sorted(refs | configured))
     if configured:
-        # Configured queues the scan did not find may still have a paused list of their own.
-        async with redis.pipeline(transaction=False) as pipe:
-            for ref in sorted(configured):
-                pipe.exists(ref.key("paused"))
-            found = await pipe.execute()
-        legacy.update(ref for ref, has in zip(sorted(configured), found, strict=True) if has)
+        # Configured queues the scan did not find may still have a paused list of their own
+        # (one whose Cluster master is down answers an error: it is not counted as having one).
+        asked = sorted(configured)
+        found = await fastpipe.execute(redis, [("EXISTS", ref.key("paused")) for ref in asked])
+        legacy.update(ref for ref, has in zip(asked, found, strict=True) if has == 1)
     return Discovered(queues=ordered, legacy_paused=frozenset(legacy), scanned_ms=scanned_ms)
 
 

@@ -9,11 +9,14 @@ scripts touch one queue's keys at a time, so they work with either.
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from queues.redis.urls import ClusterUrl
 
@@ -36,10 +39,44 @@ _node_clients: weakref.WeakKeyDictionary[RedisCluster, dict[str, aioredis.Redis]
     weakref.WeakKeyDictionary()
 )
 _settings: weakref.WeakKeyDictionary[RedisCluster, dict[str, Any]] = weakref.WeakKeyDictionary()
+# Per cluster client: the masters that could not be reached lately (node name → when, why).
+# Reads leave such a master's share out for ``NODE_RETRY_AFTER_S`` instead of waiting out its
+# connect timeout and retries on every read; the masters left are read as usual.
+_down: weakref.WeakKeyDictionary[RedisCluster, dict[str, tuple[float, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+NODE_RETRY_AFTER_S = 5.0
+
+
+class BullpenCluster(RedisCluster):
+    """redis-py's cluster client, but a script is loaded on every master that can be reached:
+    redis-py sends ``SCRIPT LOAD`` to all masters at once and fails it whole when one is down,
+    which would stop every script (BullMQ's actions, Bullpen's reads) on the masters left. A
+    script runs where its keys are, so the masters that answered are the ones that need it."""
+
+    async def script_load(self, script: Any) -> Any:  # type: ignore[override]
+        await self.initialize()
+        names = [node.name for node in self.get_primaries()]
+        failure: BaseException | None = None
+        loaded: Any = None
+        # One master after another: redis-py closes the client's connections when one fails,
+        # which would break a load running on another master at the same time.
+        for name in names:
+            await self.initialize()
+            node = self.get_node(node_name=name)
+            if node is None:
+                continue
+            try:
+                loaded = await self.execute_command("SCRIPT LOAD", script, target_nodes=node)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+                failure = error
+        if loaded is None and failure is not None:
+            raise failure
+        return loaded
 
 
 def cluster_client(
-    target: ClusterUrl, options: dict[str, Any], cluster_class: type[RedisCluster] = RedisCluster
+    target: ClusterUrl, options: dict[str, Any], cluster_class: type[RedisCluster] = BullpenCluster
 ) -> RedisCluster:
     kept = {name: value for name, value in options.items() if name in _SHARED}
     client = cluster_class(
@@ -68,7 +105,24 @@ def node_client(cluster: RedisCluster, node: ClusterNode) -> aioredis.Redis:
     return client
 
 
+def note_node_down(cluster: Any, node: str, detail: str) -> None:
+    _down.setdefault(cluster, {})[node] = (time.monotonic(), detail)
+
+
+def note_node_up(cluster: Any, node: str) -> None:
+    _down.get(cluster, {}).pop(node, None)
+
+
+def node_down(cluster: Any, node: str) -> str | None:
+    """Why ``node`` was found unreachable within the last ``NODE_RETRY_AFTER_S``, or None."""
+    found = _down.get(cluster, {}).get(node)
+    if found is None or time.monotonic() - found[0] >= NODE_RETRY_AFTER_S:
+        return None
+    return found[1]
+
+
 async def close_node_clients(cluster: Any) -> None:
+    _down.pop(cluster, None)
     for client in _node_clients.pop(cluster, {}).values():
         await client.aclose()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 import redis.asyncio as aioredis
@@ -26,8 +26,11 @@ import redis.exceptions
 from redis.crc import key_slot
 
 from queues.config.settings import get_config
-from queues.redis.cluster import is_cluster
+from queues.errors import NodeUnreachable, RedisUnavailable
+from queues.redis.cluster import is_cluster, node_client, node_down, note_node_down, note_node_up
+from queues.redis.errors import reason
 from queues.redis.pool_check import make_usable
+from queues.redis.unreachable import UNREACHABLE
 
 Command = Sequence[Any]
 _READ_SIZE = 1 << 16
@@ -164,12 +167,14 @@ def _as_eval(command: Command) -> Command:
 # once. Where the map was stale (a MOVED or ASK answer, a slot being migrated) the whole batch
 # goes again through redis-py's cluster pipeline, which follows the redirections and reloads
 # the map: these are reads, safe to send twice.
+# A master that cannot be reached answers its share with the error (NodeUnreachable), in place
+# (as an error reply would be), so that the others' replies are still used. When none of the
+# masters asked answers, that error is raised; when no master of the cluster answers, Redis is
+# unreachable.
 _REDIRECTED = ("MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN")
 
 
 async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
-    from queues.redis.cluster import node_client
-
     await client.initialize()  # the slot map, loaded once
     by_node: dict[str, list[int]] = {}
     nodes: dict[str, Any] = {}
@@ -182,11 +187,21 @@ async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
         nodes[node.name] = node
     batches = [(indexes, [commands[i] for i in indexes]) for indexes in by_node.values()]
     answers = await asyncio.gather(
-        *(_on_node(node_client(client, nodes[name]), batch) for name, (_, batch) in
+        *(_on_reachable_node(client, nodes[name], batch) for name, (_, batch) in
           zip(by_node, batches, strict=True))
     )  # fmt: skip
+    if all(isinstance(answer, BaseException) for answer in answers):
+        if all(node_down(client, node.name) for node in client.get_primaries()):
+            # Every master is away: Redis is, not a part of it.
+            detail = reason(cast(BaseException, answers[0]))
+            raise RedisUnavailable(f"Redis is unreachable: {detail}")
+        raise cast(BaseException, answers[0])
     replies: list[Any] = [None] * len(commands)
     for (indexes, _batch), answer in zip(batches, answers, strict=True):
+        if isinstance(answer, BaseException):
+            for index in indexes:
+                replies[index] = answer
+            continue
         for index, reply in zip(indexes, answer, strict=True):
             if isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith(
                 _REDIRECTED
@@ -194,6 +209,22 @@ async def _on_cluster(client: Any, commands: Sequence[Command]) -> list[Any]:
                 return await _through_cluster_pipeline(client, commands)
             replies[index] = reply
     return replies
+
+
+async def _on_reachable_node(
+    client: Any, node: Any, batch: list[Command]
+) -> list[Any] | BaseException:
+    """One master's share, or why that master cannot be read (it is skipped for a while)."""
+    known_down = node_down(client, node.name)
+    if known_down is not None:
+        return NodeUnreachable(node.name, known_down)
+    try:
+        answer = await _on_node(node_client(client, node), batch)
+    except UNREACHABLE as error:
+        note_node_down(client, node.name, reason(error))
+        return NodeUnreachable(node.name, reason(error))
+    note_node_up(client, node.name)
+    return answer
 
 
 async def _on_node(node: aioredis.Redis, batch: list[Command]) -> list[Any]:
@@ -225,6 +256,10 @@ def _key_of(command: Command) -> Any:
     name = str(command[0]).upper()
     if name in ("EVAL", "EVALSHA"):
         return command[3] if len(command) > 3 and int(command[2]) > 0 else None
+    if name == "XREAD":
+        words = [str(word).upper() for word in command]
+        at = words.index("STREAMS") + 1 if "STREAMS" in words else len(command)
+        return command[at] if at < len(command) else None
     return command[1] if len(command) > 1 else None
 
 

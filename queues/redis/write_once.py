@@ -22,7 +22,6 @@ from functools import cache
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -32,6 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from queues.redis.clients import client_options, open_client, read_retry
+from queues.redis.cluster import BullpenCluster
 from queues.redis.pool_check import make_usable
 
 # Commands that change nothing, so that sending them twice is harmless.
@@ -118,7 +118,7 @@ class WriteOnceRedis(aioredis.Redis):
             await pool.release(connection)
 
 
-class WriteOnceCluster(RedisCluster):
+class WriteOnceCluster(BullpenCluster):
     """The same promise on a Redis Cluster: no command is sent again (the client's retry
     policy is none), and a change whose connection broke is reported as of unknown outcome.
     MOVED and ASK answers are followed: Redis refused those commands without applying them."""

@@ -20,7 +20,8 @@ from queues.config.settings import get_config
 from queues.errors import QueueNotFound
 from queues.reads.keys import STATES, QueueRef
 from queues.redis import per_connection
-from queues.redis.errors import translate_redis_errors
+from queues.redis.errors import reason, translate_redis_errors
+from queues.redis.unreachable import UNREACHABLE
 from queues.search.scan import MAX_BUDGET, ScanProgress, parse_query, search
 from queues.search.step_pace import Pace
 
@@ -47,6 +48,15 @@ class QueueDone:
 
 
 @dataclass(frozen=True)
+class QueueSkipped:
+    """A queue that could not be read (its Redis Cluster master is down, or its connection
+    among several): left out of the search, and why."""
+
+    ref: QueueRef
+    error: str
+
+
+@dataclass(frozen=True)
 class Progress:
     queues_done: int
     queues_total: int
@@ -69,8 +79,11 @@ class _Tally:
     by_state: dict[str, int] = field(default_factory=dict)
 
 
-async def state_sizes(refs: Sequence[QueueRef], states: Sequence[str]) -> list[dict[str, int]]:
-    """Jobs in each of ``states`` of each queue, in the order of ``refs``."""
+async def state_sizes(
+    refs: Sequence[QueueRef], states: Sequence[str]
+) -> list[dict[str, int] | QueueSkipped]:
+    """Jobs in each of ``states`` of each queue, in the order of ``refs``; a queue that cannot
+    be read while others can is answered with why."""
     commands = [
         ("LLEN" if STATES[state][1] == "list" else "ZCARD", ref.key(STATES[state][0]))
         for ref in refs
@@ -82,9 +95,13 @@ async def state_sizes(refs: Sequence[QueueRef], states: Sequence[str]) -> list[d
             batch = commands[start : start + SIZES_PER_TRIP]
             owners = [refs[i // len(states)] for i in range(start, start + len(batch))]
             replies += await per_connection.execute_for(owners, batch)
-    sizes = []
+    sizes: list[dict[str, int] | QueueSkipped] = []
     for index in range(len(refs)):
         row = replies[index * len(states) : (index + 1) * len(states)]
+        lost = next((reply for reply in row if isinstance(reply, UNREACHABLE)), None)
+        if lost is not None:
+            sizes.append(QueueSkipped(refs[index], reason(lost)))
+            continue
         # A key of another type (a stray key, not a queue's) reads as empty.
         sizes.append({s: r if isinstance(r, int) else 0 for s, r in zip(states, row, strict=True)})
     return sizes
@@ -98,7 +115,7 @@ async def search_queues(
     budget: int | None = None,
     max_matches: int | None = None,
     pace: Pace | None = None,
-) -> AsyncIterator[Match | QueueDone | Progress]:
+) -> AsyncIterator[Match | QueueDone | QueueSkipped | Progress]:
     query = parse_query(raw_query)  # a bad query fails before anything is read
     limit = min(int(budget or get_config()["SEARCH_BUDGET"]), MAX_BUDGET)
     tally = _Tally()
@@ -111,6 +128,10 @@ async def search_queues(
         for ref, sizes in zip(batch, await state_sizes(batch, states), strict=True):
             if tally.truncated or tally.full:
                 break
+            if isinstance(sizes, QueueSkipped):
+                tally.queues_done += 1
+                yield sizes
+                continue
             tally.by_state = {}
             before = (tally.scanned, tally.matched)
             for state in states:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from queues.errors import BadParameter
+from queues.errors import BadParameter, RedisUnavailable
 from queues.reads.keys import STATES, QueueRef
-from queues.search.all_queues import Match, Progress, search_queues
+from queues.search.all_queues import Match, Progress, QueueSkipped, search_queues
 
 # Jobs one action on matches may act on (the background list kinds' own limit).
 MAX_MATCHES = 100_000
@@ -64,6 +64,8 @@ async def matching_ids(
         if isinstance(item, Match):
             ids.append(str(item.job["id"]))
             by_state[item.state] = by_state.get(item.state, 0) + 1
+        elif isinstance(item, QueueSkipped):
+            raise RedisUnavailable(f"Redis is unreachable: {item.error}")
         elif isinstance(item, Progress) and item.done:
             summary = item
     scanned = summary.scanned if summary else 0

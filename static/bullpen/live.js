@@ -27,6 +27,9 @@
   // With several Redis connections each has its own reader and status: one that is down
   // (name → why) leaves the others live, and the header names it.
   var connectionsDown = {};
+  // What the reader says it cannot read now while it reads the rest (Redis Cluster masters
+  // down): the pill says "live · … unreachable" rather than flipping to "unreachable".
+  var partlyDown = "";
 
   function statusEl() { return document.getElementById("live-status"); }
 
@@ -157,6 +160,10 @@
     return { redis: "ok", detail: "", text: text };
   }
 
+  function partlyText() {
+    return say("connections_down", "live · {names} unreachable", { names: partlyDown });
+  }
+
   function checkBeat() {
     if (signedOut || !socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
     var silent = Date.now() - lastBeat;
@@ -173,7 +180,9 @@
     if (message.type === "status") {
       var seen = connectionState(message);
       if (seen) message = { type: "status", redis: seen.redis, detail: seen.detail, beat: message.beat };
+      if (message.redis === "ok") partlyDown = message.partly || "";
       var partly = seen ? seen.text : "";
+      if (!partly && partlyDown) partly = partlyText();
       var wasDown = redisState === "down";
       var wasStale = stale;
       redisState = message.redis;
@@ -201,6 +210,7 @@
     if (redisState === "ok" && !stale) {
       var downNames = Object.keys(connectionsDown);
       if (downNames.length) setStatus("partial", say("connections_down", "live · {names} unreachable", { names: downNames.join(", ") }));
+      else if (partlyDown) setStatus("partial", partlyText());
       else setStatus("live", say("live", "live"));
     }
     if (message.type === "batch") { message.messages.forEach(handle); return; }

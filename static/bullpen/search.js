@@ -302,6 +302,8 @@ window.bullpenSearchStream = (function () {
       var fresh = fragment(item.html).firstElementChild;
       foot.replaceWith(fresh);
       process(fresh);
+    } else if (item.type === "skipped") {
+      if (item.html) p.results.appendChild(fragment(item.html));
     } else if (item.type === "progress") {
       search.last = item;
       p.progress.textContent = progressText(item);

@@ -39,7 +39,7 @@ def cluster_ports(count: int) -> list[int]:
 
 
 class ClusterTopology:
-    def __init__(self, masters: int = 3) -> None:
+    def __init__(self, masters: int = 3, *, full_coverage: bool = True) -> None:
         binary = shutil.which("redis-server")
         if binary is None or shutil.which("redis-cli") is None:
             raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -47,6 +47,9 @@ class ClusterTopology:
         self.dir = Path(tempfile.mkdtemp(prefix="bullpen-cluster-"))
         self.ports = cluster_ports(masters)
         self.processes: list[subprocess.Popen[bytes]] = []
+        # False: the masters left keep serving their slots when one is gone (a deployment
+        # that prefers part of its queues to none sets cluster-require-full-coverage no).
+        self.full_coverage = full_coverage
 
     @property
     def url(self) -> str:
@@ -80,6 +83,8 @@ class ClusterTopology:
                         "",
                         "--appendonly",
                         "no",
+                        "--cluster-require-full-coverage",
+                        "yes" if self.full_coverage else "no",
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
