@@ -18,11 +18,11 @@ from queues.live import protocol as live_protocol
 from queues.live.count_estimate import CountEstimates, Effect
 from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
-from queues.live.positioned import read_positioned
 from queues.live.protocol import CountsEntry, LiveMessage
 from queues.live.token_bucket import TokenBucket
 from queues.live.watching import Watching
 from queues.reads.keys import QueueRef
+from queues.reads.positioned_counts import read_positioned
 
 
 def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> CountsEntry:
