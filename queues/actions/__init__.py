@@ -6,6 +6,6 @@ scripts (never hand-written key edits), so that Node and Python workers stay cor
 ``queue_actions``: one queue or all (pause, resume, empty, obliterate, add a job, remove a
 scheduler). ``scheduler_actions``: create or update a job scheduler, run one now.
 ``limits``: a queue's global concurrency and rate limit.
-Retry-all, promote-all, clean and failure groups are bulk actions that run in the
-background: queues/bulk/.
+Retry-all, promote-all, clean and failure groups are bulk actions, run by the
+bulk-action executor: queues/bulk/.
 """

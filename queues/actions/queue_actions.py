@@ -1,6 +1,6 @@
 """Actions on a whole queue (or every queue), through bullmq's scripts.
 
-Retry-all, promote-all and clean run in the background instead (queues/bulk/).
+Retry-all, promote-all and clean run as bulk actions instead (queues/bulk/).
 """
 
 from __future__ import annotations
@@ -14,18 +14,23 @@ from queues.actions.result import ActionResult
 from queues.errors import BadParameter, Conflict
 from queues.reads.discovery import discovered, forget
 from queues.reads.keys import QueueRef
+from queues.reads.pause_reasons import write_reason
 from queues.redis.clients import get_client
 
 
-async def pause(ref: QueueRef) -> ActionResult:
+async def pause(ref: QueueRef, reason: str = "") -> ActionResult:
+    """Pause, keeping ``reason`` beside the queue (queues/reads/pause_reasons.py); a pause
+    without one removes the reason of an earlier pause."""
     async with translate_bullmq_errors():
         await queue_for_actions(ref).pause()
-    return ActionResult("pause", ref.slug)
+    await write_reason(ref, reason)
+    return ActionResult("pause", ref.slug, detail={"reason": reason} if reason else {})
 
 
 async def resume(ref: QueueRef) -> ActionResult:
     async with translate_bullmq_errors():
         await queue_for_actions(ref).resume()
+    await write_reason(ref, "")
     return ActionResult("resume", ref.slug)
 
 

@@ -13,9 +13,9 @@ class ActionResult:
     job_ids: list[str] = field(default_factory=list)
     count: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
-    # 202: accepted, running in the background (the detail says where to follow it).
+    # 202: accepted, running as a bulk action (the detail says where to follow it).
     status: int = 200
-    # The action wrote its own audit row (a background action's start, with its id).
+    # The action wrote its own audit row (a bulk action's start, with its id).
     audited: bool = False
 
     def as_json(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ Where things are:
 - ``registry.py``: how a job handler gets registered (``@job_handler``, settings);
 - ``options.py``: per-queue options and their safe defaults; ``limiter.py``: the rate limiter;
   ``fairness.py``: per-tenant fairness; ``schedules.py``: repeatable jobs;
-- ``worker.py``: the worker's job loop; ``dispatch.py``: running one handler;
+- ``worker.py`` + ``job_loop/``: the worker's job loop; ``dispatch.py``: running one handler;
   ``context.py``: what a handler may do (progress, log lines); ``jobs.py`` + ``finish.py``:
   a fetched job's ``Job``, and its completion, with less Python per job;
 - ``dead_letter.py``: the dead-letter queue (replay: queues/actions/dead_letter_replay.py);

@@ -3,7 +3,9 @@ through BullMQ (``job.updateProgress`` / ``job.log``) so the dashboard shows the
 
 Async handlers get a :class:`JobContext` and ``await ctx.progress(50)``; handlers that are plain
 functions run in a thread and get a :class:`SyncJobContext`, whose calls block until Redis has
-the update.
+the update. ``ctx.cancelled`` says whether someone asked to cancel the job (the dashboard's
+*Cancel*): an async handler is cancelled anyway; a plain function should poll it in long loops
+and return, since nothing can stop it from outside its thread.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ class JobContext:
     attempt: int  # 1 for the first attempt
     max_attempts: int
     job: Job
+
+    @property
+    def cancelled(self) -> bool:
+        asked = getattr(self.job.queue, "cancel_requested", None)
+        return bool(asked is not None and asked(self.job))
 
     async def progress(self, value: JobProgress) -> None:
         await self._while_locked(lambda: self.job.updateProgress(value))
@@ -64,6 +71,10 @@ class SyncJobContext:
         self.name = context.name
         self.attempt = context.attempt
         self.max_attempts = context.max_attempts
+
+    @property
+    def cancelled(self) -> bool:
+        return self._context.cancelled
 
     def progress(self, value: JobProgress) -> None:
         self._wait(self._context.progress(value))

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import redis.asyncio as aioredis
 from bullmq import Queue
 
+from queues.actions.cancel_requests import channel
 from queues.cancelling import cancel_and_wait
 from queues.config.settings import default_prefix
 from queues.reads.dead_letters import dead_letter_ref
@@ -31,6 +32,7 @@ from queues.runner.clients.redis_clients import runner_client
 from queues.runner.dispatch import Dispatcher
 from queues.runner.errors import RunnerConfigError
 from queues.runner.fairness import TenantGate
+from queues.runner.job_loop.cancel_listener import CancelListener
 from queues.runner.json_logs import log_event
 from queues.runner.memory import watch as watch_memory
 from queues.runner.registry import HandlerSpec, Registry
@@ -84,6 +86,7 @@ class WorkerRunner:
         self.queues: list[Queue] = []
         self._client: aioredis.Redis | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._cancel_listener: CancelListener | None = None
 
     async def start(self) -> None:
         # The process's shared client: producers' queues, the dead-letter queue, schedulers,
@@ -112,6 +115,16 @@ class WorkerRunner:
             )
             self.workers.append(worker)
             await worker.start()
+        # The dashboard's Cancel reaches a job through its queue's channel, whichever process
+        # runs it.
+        self._cancel_listener = CancelListener(
+            runner_client(blocking=True, connection=self.connection),
+            {
+                channel(QueueRef(self.prefix, worker.name, self.connection)): worker
+                for worker in self.workers
+            },
+        )
+        await self._cancel_listener.start()
         log_event(
             "started",
             worker=self.name,
@@ -126,6 +139,8 @@ class WorkerRunner:
         grace_s = self.shutdown_timeout if grace_s is None else grace_s
         log_event("draining", worker=self.name, timeout_s=grace_s)
         abandoned = await drain_workers(self.workers, grace_s, force)
+        if self._cancel_listener is not None:
+            await self._cancel_listener.stop()
         await close_workers(self.workers)
         for queue in self.queues:
             await queue.close()

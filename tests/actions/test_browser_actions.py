@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_pages import answer_dialogs
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
@@ -26,8 +26,7 @@ async def test_retry_a_failed_job_from_the_page(
 ) -> None:
     scenario = peer("scenario", "--queue", "shop")
     job_id = scenario["ids"]["failed"][0]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         # Without credentials the page is read-only: no button that would only be refused.
         anonymous = await browser.new_page()
         await anonymous.goto(f"{bullpen_server.url}/queues/q/shop/jobs/{job_id}/")
@@ -44,10 +43,12 @@ async def test_retry_a_failed_job_from_the_page(
         await page.click('[data-testid="sign-in"]')
         await expect(page.locator(".top .who")).to_have_text("operator")
         await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed")
-        await page.screenshot(path=tmp_path / "before-retry.png", full_page=True)
-        await page.click('[data-testid="retry"]')
+        # The answer reloads the page (a live update may show the new state before that),
+        # which confirms what the retry did.
+        async with page.expect_navigation():
+            await page.click('[data-testid="retry"]')
+        await expect(page.locator("#toast")).to_contain_text(f"Job {job_id} retried")
         await expect(page.locator('[data-testid="job-state"]')).to_have_text("waiting")
-        await page.screenshot(path=tmp_path / "after-retry.png", full_page=True)
         assert redis_client.zscore("bull:shop:failed", job_id) is None
 
         await page.goto(f"{bullpen_server.url}/queues/audit/")
@@ -55,7 +56,6 @@ async def test_retry_a_failed_job_from_the_page(
         await expect(row).to_contain_text("retry")
         await expect(row).to_contain_text("operator")
         await expect(row).to_contain_text(job_id)
-        await page.screenshot(path=tmp_path / "audit.png", full_page=True)
         await browser.close()
     with sqlite3.connect(bullpen_server.log.with_suffix(".sqlite3")) as db:
         rows = db.execute("select username, action, result from bullpen_auditentry").fetchall()
@@ -67,8 +67,7 @@ async def test_retry_all_shows_progress_then_the_count(
 ) -> None:
     peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "40")
     peer("work", "--queue", "mail", "--count", "40", "--fail", "--concurrency", "20")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             http_credentials={"username": "operator", "password": "s3cret-pass"}
         )
@@ -81,13 +80,12 @@ async def test_retry_all_shows_progress_then_the_count(
         await page.get_by_role("button", name="Retry all failed").click()
         # The answer came at once; the bar and then the toast say what the action did.
         bar = page.get_by_test_id("bulk-progress")
-        # A background action: on a loaded machine its end can take more than 5 s to arrive.
+        # A bulk action: on a loaded machine its end can take more than 5 s to arrive.
         await expect(bar).to_contain_text("40 jobs retried", timeout=20000)
         await expect(page.locator("#toast")).to_have_text("40 jobs retried")
         await expect(page.get_by_test_id("bulk-cancel")).to_be_hidden()
         await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("0")
         await expect(page.locator("tr[data-job-id]")).to_have_count(0)
-        await page.screenshot(path=tmp_path / "retry-all-done.png", full_page=True)
         await browser.close()
     assert redis_client.zcard("bull:mail:failed") == 0
     assert redis_client.llen("bull:mail:wait") == 40
@@ -103,8 +101,7 @@ async def test_clean_asks_with_its_grace_limit_and_count(
 ) -> None:
     peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "3")
     peer("work", "--queue", "mail", "--count", "3")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             http_credentials={"username": "operator", "password": "s3cret-pass"}
         )
@@ -131,7 +128,6 @@ async def test_clean_asks_with_its_grace_limit_and_count(
             "Remove up to 2 completed jobs older than 1 ms? "
             "3 completed jobs are older than 1 ms now. This cannot be undone."
         )
-        await page.screenshot(path=tmp_path / "clean-question.png", full_page=True)
         await page.get_by_test_id("clean-go").click()
         bar = page.get_by_test_id("bulk-progress")
         await expect(bar).to_contain_text("2 jobs cleaned from completed", timeout=20000)
@@ -148,8 +144,7 @@ async def test_a_second_retry_all_while_the_first_runs_says_so(
     slow = {"BULLPEN_TEST_ACTIONS": json.dumps({"batch_size": 10, "pause_ms": 250})}
     server = start_bullpen(redis_server.url, tmp_path / "daphne.log", extra_env=slow)
     try:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        async with chromium(chromium_path) as browser:
             context = await browser.new_context(
                 http_credentials={"username": "operator", "password": "s3cret-pass"}
             )
@@ -165,7 +160,6 @@ async def test_a_second_retry_all_while_the_first_runs_says_so(
             toast = page.locator("#toast")
             await expect(toast).to_contain_text("is already")
             await expect(toast).to_contain_text("wait for it to end or cancel it")
-            await page.screenshot(path=tmp_path / "second-retry-all.png", full_page=True)
             await browser.close()
     finally:
         stop_bullpen(server)

@@ -12,7 +12,7 @@ from playwright.async_api import expect
 from queues.actions.job_actions import retry_job
 from queues.reads.keys import QueueRef
 from queues.runner import Producer, QueueOptions, Registry
-from tests.support.browser_pages import SHOTS, answer_dialogs, chromium, operator_page
+from tests.support.browser_pages import answer_dialogs, chromium, operator_page
 from tests.support.live_server import LiveServer
 from tests.support.worker_fixtures import Runners, wait_for
 
@@ -73,7 +73,6 @@ async def test_dead_letters_show_their_originals_state_and_settled_ones_drop(
         ]
         await expect(settled).to_have_count(0)
         await expect(still_dead).to_have_count(1)
-        await page.screenshot(path=str(SHOTS / "dead-letters-dropped.png"))
         assert redis_client.exists("bull:dead-letter:payments.charge-7") == 0
         assert redis_client.exists("bull:dead-letter:payments.charge-8") == 1
         assert redis_client.zscore("bull:payments:completed", "charge-7") is not None

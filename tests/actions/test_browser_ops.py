@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from tests.support.browser_pages import SHOTS, answer_dialogs, chromium, operator_page
+from tests.support.browser_pages import answer_dialogs, chromium, operator_page
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -43,19 +43,18 @@ async def test_reschedule_a_job_then_cap_its_queue(
         answer_dialogs(page)
         form = page.get_by_test_id("reschedule")
         await form.get_by_label("Run in").fill("3 h")
-        # Someone else reschedules the job meanwhile: the live update swaps the actions around
-        # the form being filled in, and what was typed stays (a fresh copy would put "1 h"
-        # back, and the job would run two hours early).
+        # Someone else reschedules the job meanwhile: the live update changes the job's facts
+        # around the form being filled in, and what was typed stays (a fresh copy would put
+        # "1 h" back, and the job would run two hours early).
         await expect(page.locator("#live-status")).to_have_text("live")
-        await page.evaluate("document.getElementById('job-actions').dataset.before = 'yes'")
+        await page.evaluate("document.getElementById('job-facts').dataset.before = 'yes'")
         await asyncio.to_thread(reschedule_by_api, bullpen_server, job_id, 2 * HOUR)
-        await page.wait_for_function("!document.getElementById('job-actions').dataset.before")
+        await page.wait_for_function("!document.getElementById('job-facts').dataset.before")
         await expect(form.get_by_label("Run in")).to_have_value("3 h")
         asked = time.time() * 1000
         await form.get_by_role("button", name="Reschedule").click()
         await expect(page.locator("#toast")).to_have_text(f"Job {job_id} rescheduled")
         await expect(page.get_by_test_id("job-state")).to_have_text("delayed")
-        await page.screenshot(path=SHOTS / "ops-rescheduled.png", full_page=True)
         due = float(redis_client.zscore("bull:later:delayed", job_id)) / 0x1000
         assert asked + 3 * HOUR <= due <= time.time() * 1000 + 3 * HOUR
 
@@ -70,5 +69,4 @@ async def test_reschedule_a_job_then_cap_its_queue(
         await expect(page.get_by_test_id("concurrency-badge")).to_have_text("≤ 2 at once")
         await page.get_by_test_id("limits").locator("summary").click()
         await expect(page.locator('input[name="concurrency"]')).to_have_value("2")
-        await page.screenshot(path=SHOTS / "ops-concurrency.png", full_page=True)
     assert redis_client.hget("bull:later:meta", "concurrency") == "2"

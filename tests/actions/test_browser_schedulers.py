@@ -11,7 +11,7 @@ from playwright.async_api import expect
 
 from queues.actions.scheduler_actions import upsert_scheduler
 from queues.reads.keys import QueueRef
-from tests.support.browser_pages import SHOTS, answer_dialogs, chromium, operator_page
+from tests.support.browser_pages import answer_dialogs, chromium, operator_page
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -61,7 +61,6 @@ async def test_create_edit_and_run_a_scheduler_from_the_queue_page(
         await expect(page.locator("#toast")).to_contain_text("Job scheduler digest ran now: job")
         await expect(page.locator('tr[data-scheduler-id="digest"]')).to_be_visible()
         await page.get_by_test_id("new-scheduler").locator("summary").click()
-        await page.screenshot(path=SHOTS / "schedulers.png", full_page=True)
     assert redis_client.llen("bull:mail:wait") == waiting + 1
     assert redis_client.zscore("bull:mail:repeat", "digest") == before
     assert any("Its schedule stays as it is" in text for text in confirmations)
@@ -86,4 +85,3 @@ async def test_a_due_scheduler_says_it_waits_for_a_worker(
         await expect(later).to_contain_text("in ")
         await expect(later.get_by_test_id("scheduler-due")).to_have_count(0)
         await expect(later).to_have_text("due, waiting for a worker", timeout=20_000)
-        await page.screenshot(path=str(SHOTS / "schedulers-due.png"))

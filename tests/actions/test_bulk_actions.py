@@ -1,4 +1,4 @@
-"""Bulk actions in the background (real Redis, Node BullMQ, the runner on the test's loop):
+"""Bulk actions (real Redis, Node BullMQ, the executor on the test's loop):
 true counts when several run at once, cancelling, the status API, and the page's answer."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from dashboard.live import channel_groups
+from dashboard.services import registry
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.live import follower as follower_module
 
@@ -115,7 +116,7 @@ async def test_live_stop_ends_a_follower_that_swallows_the_stop(
 
     monkeypatch.setattr(follower_module.Follower, "_housekeep", housekeep_and_send)
     channel_groups.ensure_started()
-    follower_task = channel_groups._running[asyncio.get_running_loop()][1]
+    follower_task = registry.task_of(channel_groups.LIVE_READER)
     async with asyncio.timeout(10):
         await inside.wait()
     send_done.set_result(None)

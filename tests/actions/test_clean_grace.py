@@ -34,7 +34,7 @@ async def waiting_as_node_sees_it(peer: Peer, queue: str) -> set[str]:
 
 
 async def cleaned(client: AsyncClient, path: str, data: Any = None) -> dict[str, Any]:
-    """Clean runs in the background: its status once done."""
+    """Clean runs as a bulk action: its status once done."""
     status = await finished(client, accepted(await post(client, path, data)))
     assert status["state"] == "done"
     return status

@@ -17,7 +17,7 @@ from django.test import AsyncClient, override_settings
 
 from dashboard.auth.basic_auth import SIGNED_OUT
 from dashboard.pages import notices
-from dashboard.pages.landing import confirmation
+from dashboard.pages.confirmations import confirmation
 from queues.actions.result import ActionResult
 from tests import settings as test_settings
 from tests.support.markup import attribute, element, elements, has_attribute, text

@@ -15,15 +15,18 @@
 //   scenario        --queue Q
 //   inspect         --queue Q [--ids a,b,c] [--asc]
 //   add             --queue Q --name N --data JSON [--opts JSON]
-//   add-bulk        --queue Q --name N --count C [--data JSON]
+//   add-bulk        --queue Q --name N --count C [--data JSON] [--dedup-prefix P] [--opts JSON] [--max-len-events N]
 //   add-raw-hostile --queue Q
 //   add-cut-emoji   --queue Q [--count N]
 //   many-queues     --count N [--services a,b,c] [--failed-every K] [--paused-every K]
 //   work            --queue Q [--fail] [--fail-attempts N] [--count N] [--concurrency C] [--progress] [--step-ms MS] [--delay-ms MS] [--max-rate-limit-delay-ms MS] [--timeout-ms MS] [--metrics MAX_DATA_POINTS] [--clock-behind-ms MS]
+//   stall           --queue Q [--count N]
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //   limits          --queue Q
 //   job-status      --queue Q --id ID
+//   cancellable     --queue Q [--delay-ms MS] [--no-listener]
 //   scheduler       --queue Q --id ID
+//   upsert-scheduler --queue Q --id ID (--every MS | --pattern CRON) [--tz TZ] [--start-ms MS] [--name N]
 //   flow            --queue Q [--children N] [--grandchildren M] [--mid-prefix P]
 //
 // Any subcommand also takes --deadline-ms MS: the whole run is aborted (exit
@@ -32,8 +35,10 @@
 // See README.md in this directory for the BullMQ 6.7.0 behaviour that was
 // observed with it.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { FlowProducer, Queue, Worker } from 'bullmq';
+import { createInterface } from 'node:readline';
+import { FlowProducer, Queue, UnrecoverableError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 
 // Keep stdout for the single JSON result: anything BullMQ or ioredis would
@@ -54,7 +59,7 @@ const STATES = [
 
 // ---------------------------------------------------------------- arguments
 
-const BOOLEAN_FLAGS = new Set(['asc', 'fail', 'progress', 'hash-tags']);
+const BOOLEAN_FLAGS = new Set(['asc', 'fail', 'progress', 'hash-tags', 'deferred-failure', 'no-listener']);
 
 function parseArgs(argv) {
   const [command, ...rest] = argv;
@@ -112,20 +117,20 @@ function jsonFlag(flags, key, fallback) {
 
 // One Cluster client per process: BullMQ duplicates it where it needs a connection of its own
 // (a worker's blocking one); it is closed with the rest (see closeAll).
-let clusterClient = null;
-
 function baseOptions(flags) {
   if (flags.cluster !== undefined) {
     // A Redis Cluster: the queue's keys must share a slot (a hash tag in the prefix or name).
-    if (clusterClient === null) {
+    const run = current();
+    if (run.clusterClient === null) {
       const nodes = flags.cluster.split(',').map(hostPort => {
         const [host, port] = hostPort.split(':');
         return { host, port: Number(port) };
       });
-      clusterClient = new IORedis.Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } });
-      opened.unshift({ close: () => clusterClient.quit() });
+      const client = new IORedis.Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } });
+      run.clusterClient = client;
+      run.opened.unshift({ close: () => client.quit() });
     }
-    return { connection: clusterClient, prefix: flags.prefix ?? '{bull}' };
+    return { connection: run.clusterClient, prefix: flags.prefix ?? '{bull}' };
   }
   if (flags.sentinels !== undefined) {
     // Through Redis Sentinel: ioredis asks the sentinels for the master of --sentinel-name.
@@ -148,16 +153,28 @@ function baseOptions(flags) {
 }
 
 // Every BullMQ object opened by a subcommand, closed before the result is
-// printed so that the process can end by itself.
-const opened = [];
+// printed so that the process can end by itself. In `serve` mode several
+// subcommands run at once: each has its own list (and Cluster client).
+const runs = new AsyncLocalStorage();
+const processRun = { opened: [], clusterClient: null };
+
+function current() {
+  return runs.getStore() ?? processRun;
+}
 
 function track(obj) {
-  opened.push(obj);
+  current().opened.push(obj);
   obj.on?.('error', err => console.error(`[peer] ${obj.constructor.name} error:`, err?.message ?? err));
   return obj;
 }
 
+function untrack(obj) {
+  const { opened } = current();
+  opened.splice(opened.indexOf(obj), 1);
+}
+
 async function closeAll() {
+  const { opened } = current();
   while (opened.length) {
     const obj = opened.pop();
     try {
@@ -232,7 +249,7 @@ async function scenario(flags) {
     8000,
   );
   await worker.close();
-  opened.splice(opened.indexOf(worker), 1);
+  untrack(worker);
 
   // 2. active: fetched by a worker without a processor and never finished.
   //    The long lock keeps it active even while another worker checks for
@@ -389,20 +406,31 @@ async function add(flags) {
 }
 
 // C jobs named N through queue.addBulk, 1000 per call (a big queue in seconds, not minutes);
-// every job gets the --data object with its index added as "i".
+// every job gets the --data object with its index added as "i", and with --dedup-prefix P the
+// deduplication id P<i> (no TTL: held while the job is not finished). --opts JSON: job options
+// for every job (removeOnComplete...); --max-len-events N: the Queue's streams.events.maxLen,
+// which it writes into the queue's meta hash and BullMQ trims the events stream to.
 async function addBulk(flags) {
   const name = required(flags, 'queue');
   const jobName = required(flags, 'name');
   const count = intFlag(flags, 'count', 1);
   const data = jsonFlag(flags, 'data', {});
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const dedupPrefix = flags['dedup-prefix'];
+  const jobOpts = jsonFlag(flags, 'opts', {});
+  const maxLen = intFlag(flags, 'max-len-events', 0);
+  const streams = maxLen ? { streams: { events: { maxLen } } } : {};
+  const queue = track(new Queue(name, { ...baseOptions(flags), ...streams }));
+  // The cap is written into the meta hash once the Queue is ready; a job added before would
+  // set BullMQ's default cap there first.
+  if (maxLen) await queue.getVersion();
   let added = 0;
   let first = null;
   let last = null;
   for (let start = 0; start < count; start += 1000) {
     const batch = [];
     for (let i = start; i < Math.min(count, start + 1000); i++) {
-      batch.push({ name: jobName, data: { ...data, i } });
+      const opts = dedupPrefix === undefined ? { ...jobOpts } : { ...jobOpts, deduplication: { id: `${dedupPrefix}${i}` } };
+      batch.push({ name: jobName, data: { ...data, i }, opts });
     }
     const jobs = await queue.addBulk(batch);
     first ??= jobs[0].id;
@@ -583,8 +611,105 @@ async function work(flags) {
     clearTimeout(timer);
   }
   await worker.close();
-  opened.splice(opened.indexOf(worker), 1);
+  untrack(worker);
   return { processed: finished, completed, failed };
+}
+
+// -------------------------------------------------------------------- stall
+
+// --count jobs taken by a worker that then stops without finishing them (as a crashed one
+// does): its locks run out, and a second worker's stall check moves them back to wait
+// (a "stalled" event each), then completes them.
+async function stall(flags) {
+  const name = required(flags, 'queue');
+  const count = Math.max(1, intFlag(flags, 'count', 1));
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const first = new Worker(name, () => new Promise(() => {}), {
+    ...baseOptions(flags),
+    concurrency: count,
+    lockDuration: 1000,
+    skipStalledCheck: true,
+  });
+  while ((await queue.getActiveCount()) < count) await sleep(20);
+  await first.close(true);
+  let stalled = 0;
+  let completed = 0;
+  let done;
+  const allDone = new Promise(resolve => {
+    done = resolve;
+  });
+  const second = track(
+    new Worker(name, async () => ({ ok: true }), {
+      ...baseOptions(flags),
+      concurrency: count,
+      lockDuration: 1000,
+      stalledInterval: 300,
+    }),
+  );
+  second.on('stalled', () => {
+    stalled += 1;
+  });
+  second.on('completed', () => {
+    completed += 1;
+    if (completed >= count) done();
+  });
+  await allDone;
+  return { stalled, completed };
+}
+
+// -------------------------------------------------------------------- strand
+
+// --count jobs (named --name, data {n}) taken by a worker that then stops without finishing
+// them, renewing their locks or checking for stalled jobs, as one killed mid-job: their locks
+// run out (lockDuration 1 s) and, with no stalled check anywhere, they stay active for good.
+// Answers their ids once every lock is gone. --deferred-failure then runs BullMQ's stalled
+// check twice with maxStalledCount 0 (the first marks them, the second moves them back to
+// wait, polled until it ran), so that each waits with a deferred failure ("job stalled more than allowable limit").
+async function strand(flags) {
+  const name = required(flags, 'queue');
+  const count = Math.max(1, intFlag(flags, 'count', 1));
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const jobs = [];
+  for (let n = 0; n < count; n += 1) {
+    jobs.push(await queue.add(flags.name ?? 'stranded', { n }));
+  }
+  const worker = new Worker(name, () => new Promise(() => {}), {
+    ...baseOptions(flags),
+    concurrency: count,
+    lockDuration: 1000,
+    skipStalledCheck: true,
+    skipLockRenewal: true,
+  });
+  while ((await queue.getActiveCount()) < count) await sleep(20);
+  await worker.close(true);
+  const client = await queue.backend.client;
+  const locked = async () => {
+    for (const job of jobs) if (await client.exists(`${queue.toKey(job.id)}:lock`)) return true;
+    return false;
+  };
+  await waitFor('the stranded jobs\' locks to expire', async () => !(await locked()), 15000);
+  if (flags['deferred-failure'] === true) {
+    const checker = track(
+      new Worker(name, null, {
+        ...baseOptions(flags),
+        autorun: false,
+        maxStalledCount: 0,
+        stalledInterval: 100,
+      }),
+    );
+    // A check within stalledInterval of the last one does nothing (its key in Redis says so).
+    await checker.moveStalledJobsToWait();
+    await waitFor(
+      'the stalled check to move them',
+      async () => {
+        await checker.moveStalledJobsToWait();
+        return (await queue.getActiveCount()) === 0;
+      },
+      5000,
+      50,
+    );
+  }
+  return { ids: jobs.map(job => job.id) };
 }
 
 // -------------------------------------------------------------- retry-later
@@ -618,7 +743,7 @@ async function retryLater(flags) {
   });
   await waitFor('the retry to be delayed', async () => (await queue.getJobState(job.id)) === 'delayed', 15000);
   await worker.close();
-  opened.splice(opened.indexOf(worker), 1);
+  untrack(worker);
   const stored = await queue.getJob(job.id);
   return { id: job.id, timestamp: stored.timestamp, delay: stored.delay, failedAt };
 }
@@ -634,6 +759,60 @@ async function limits(flags) {
     concurrency: await queue.getGlobalConcurrency(),
     rateLimit: await queue.getGlobalRateLimit(),
     rateLimitTtl: await queue.getRateLimitTtl(),
+  };
+}
+
+// -------------------------------------------------------------- cancellable
+
+// A worker that runs one job for --delay-ms (30 s) unless it is cancelled, with the listener for
+// Bullpen's cancel requests that docs/api.md describes (--no-listener: without it). Answers
+// with the job as Node reads it once it ended.
+async function cancellable(flags) {
+  const name = required(flags, 'queue');
+  const delayMs = intFlag(flags, 'delay-ms', 30000);
+  const opts = baseOptions(flags);
+  const retryAsked = new Map(); // job id -> whether the request lets its attempts retry it
+  let ended;
+  const jobEnded = new Promise(resolve => {
+    ended = resolve;
+  });
+  const worker = track(
+    new Worker(
+      name,
+      (job, token, signal) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ ok: true }), delayMs);
+          signal?.addEventListener('abort', () => {
+            clearTimeout(timer);
+            const reason = String(signal.reason);
+            reject(retryAsked.get(job.id) ? new Error(reason) : new UnrecoverableError(reason));
+          });
+        }),
+      { ...opts, concurrency: 1 },
+    ),
+  );
+  worker.on('completed', job => ended(job.id));
+  worker.on('failed', job => ended(job?.id));
+  if (!flags['no-listener']) {
+    // The recipe: one subscriber per process, on the channel of each queue it works.
+    const subscriber = new IORedis(opts.connection.url, { maxRetriesPerRequest: null });
+    current().opened.push({ close: () => subscriber.quit() });
+    subscriber.on('message', (_channel, message) => {
+      const request = JSON.parse(message);
+      if (Date.now() > request.until) return; // Bullpen has answered already
+      retryAsked.set(request.jobId, request.retry === true);
+      worker.cancelJob(request.jobId, request.reason);
+    });
+    await subscriber.subscribe(`${opts.prefix}:${name}:bullpen:cancel`);
+  }
+  const jobId = await jobEnded;
+  const queue = track(new Queue(name, opts));
+  const job = await queue.getJob(jobId);
+  return {
+    id: jobId,
+    state: await job.getState(),
+    failedReason: job.failedReason ?? null,
+    attemptsMade: job.attemptsMade,
   };
 }
 
@@ -670,6 +849,25 @@ async function scheduler(flags) {
     scheduler: found ?? null,
     nextJobs: pending.filter(job => job.repeatJobKey === id).map(job => job.id),
   };
+}
+
+// Creates or updates a job scheduler through BullMQ's own upsertJobScheduler, with no worker:
+// an --every one's first job is made at once and waits (its run passes, untaken: overdue),
+// unless --start-ms puts its first run later. Returns the scheduler and its next job's id.
+async function upsertScheduler(flags) {
+  const name = required(flags, 'queue');
+  const queue = track(new Queue(name, baseOptions(flags)));
+  const id = required(flags, 'id');
+  const repeat = {};
+  if (flags.every !== undefined) repeat.every = intFlag(flags, 'every', 0);
+  if (flags.pattern !== undefined) repeat.pattern = flags.pattern;
+  if (flags.tz !== undefined) repeat.tz = flags.tz;
+  if (flags['start-ms'] !== undefined) repeat.startDate = intFlag(flags, 'start-ms', 0);
+  const job = await queue.upsertJobScheduler(id, repeat, {
+    name: flags.name ?? id,
+    data: { scheduler: id },
+  });
+  return { id, nextJob: job ? job.id : null, scheduler: await queue.getJobScheduler(id) };
 }
 
 // --------------------------------------------------------------------- flow
@@ -743,7 +941,7 @@ async function benchWork(flags) {
   const cpu = process.cpuUsage(cpuBefore);
   if (timer) clearTimeout(timer);
   await worker.close();
-  opened.splice(opened.indexOf(worker), 1);
+  untrack(worker);
   return { processed, elapsed_ms: elapsedMs, cpu_ms: (cpu.user + cpu.system) / 1000 };
 }
 
@@ -759,9 +957,13 @@ const COMMANDS = {
   'many-queues': manyQueues,
   work,
   'retry-later': retryLater,
+  stall,
+  strand,
   limits,
   'job-status': jobStatus,
+  cancellable,
   scheduler,
+  'upsert-scheduler': upsertScheduler,
   flow,
   'bench-work': benchWork,
 };
@@ -772,15 +974,24 @@ function emit(doc) {
   });
 }
 
-async function main() {
-  const { command, flags } = parseArgs(process.argv.slice(2));
+function commandOf(command) {
   const run = COMMANDS[command];
   if (!run) {
     throw new Error(`unknown subcommand ${JSON.stringify(command)}; expected one of ${Object.keys(COMMANDS).join(', ')}`);
   }
-  // Watchdog: ioredis retries an unreachable server forever, so bound the
-  // whole run (default 60 s, or the work timeout plus 15 s if longer).
-  const deadlineMs = intFlag(flags, 'deadline-ms', Math.max(60000, intFlag(flags, 'timeout-ms', 30000) + 15000));
+  return run;
+}
+
+// Watchdog: ioredis retries an unreachable server forever, so bound the
+// whole run (default 60 s, or the work timeout plus 15 s if longer).
+function deadlineOf(flags) {
+  return intFlag(flags, 'deadline-ms', Math.max(60000, intFlag(flags, 'timeout-ms', 30000) + 15000));
+}
+
+async function main() {
+  const { command, flags } = parseArgs(process.argv.slice(2));
+  const run = commandOf(command);
+  const deadlineMs = deadlineOf(flags);
   setTimeout(() => {
     console.error(`[peer] error: ${command} did not finish within ${deadlineMs} ms (is Redis reachable?)`);
     process.exit(2);
@@ -790,11 +1001,70 @@ async function main() {
   await emit(result);
 }
 
-main().then(
-  () => process.exit(0),
-  async err => {
-    console.error(`[peer] error: ${err?.stack ?? err}`);
+// ------------------------------------------------------------------- serve
+
+// `serve`: one long-lived process runs subcommands sent as JSON lines on stdin
+// ({"id", "argv": [subcommand, ...flags]}) and answers each with one line
+// ({"id", "ok": true, "result"} or {"id", "ok": false, "error", "timedOut"}).
+// Loading BullMQ costs most of a one-shot run's time; a test suite that runs
+// hundreds of subcommands loads it once. Subcommands run concurrently, each
+// with its own BullMQ objects, closed when it ends, its deadline passes or it fails.
+async function serveOne(request) {
+  const { command, flags } = parseArgs(request.argv);
+  const run = commandOf(command);
+  const deadlineMs = deadlineOf(flags);
+  let timer;
+  const deadline = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new Error(`${command} did not finish within ${deadlineMs} ms (is Redis reachable?)`);
+      err.timedOut = true;
+      reject(err);
+    }, deadlineMs);
+  });
+  try {
+    return await Promise.race([run(flags), deadline]);
+  } finally {
+    clearTimeout(timer);
     await Promise.race([closeAll(), sleep(2000)]);
-    process.exit(1);
-  },
-);
+  }
+}
+
+function serve() {
+  // A stray rejection inside one subcommand's BullMQ objects must not end the others.
+  process.on('unhandledRejection', err => console.error('[peer] unhandled rejection:', err?.stack ?? err));
+  process.on('uncaughtException', err => console.error('[peer] uncaught exception:', err?.stack ?? err));
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', line => {
+    if (!line.trim()) return;
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch (err) {
+      console.error(`[peer] not a request: ${line.slice(0, 200)}`);
+      return;
+    }
+    runs.run({ opened: [], clusterClient: null }, () =>
+      serveOne(request).then(
+        result => emit({ id: request.id, ok: true, result }),
+        err => {
+          console.error(`[peer] error: ${err?.stack ?? err}`);
+          return emit({ id: request.id, ok: false, error: String(err?.stack ?? err), timedOut: !!err?.timedOut });
+        },
+      ),
+    );
+  });
+  lines.on('close', () => process.exit(0));
+}
+
+if (process.argv[2] === 'serve') {
+  serve();
+} else {
+  main().then(
+    () => process.exit(0),
+    async err => {
+      console.error(`[peer] error: ${err?.stack ?? err}`);
+      await Promise.race([closeAll(), sleep(2000)]);
+      process.exit(1);
+    },
+  );
+}

@@ -7,11 +7,9 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from django.test import override_settings
 
 from queues.runner import Producer, default_registry
@@ -19,14 +17,6 @@ from tests.support.redis_server import RedisServer
 from tests.support.worker_fixtures import WorkerProcess, lines_of, wait_for
 
 QUEUE = "proc-deliver"
-
-
-@pytest.fixture
-def durable_redis() -> Iterator[RedisServer]:
-    server = RedisServer(appendonly=True)
-    server.start()
-    yield server
-    server.stop()
 
 
 async def _add(
