@@ -1,2 +1,3 @@
 """Sending alert notices: ``sender.py`` (starting the sender), ``delivery.py`` (e-mail,
-webhooks, retries), ``messages.py`` (what a notice says)."""
+webhooks, retries), ``messages.py`` (what a notice says); ``section.py`` (the queue page's
+"Alerts" section)."""

@@ -168,6 +168,8 @@ def _post(url: str, body: bytes) -> None:
         with _opener.open(request, timeout=WEBHOOK_TIMEOUT_S) as response:
             response.read(65536)
     except urllib.error.HTTPError as error:
+        # The error holds the answer's open socket: closed here, whether it is tried again or not.
+        error.close()
         if error.code == 429 or error.code >= 500:
             raise
         if 300 <= error.code < 400:

@@ -31,6 +31,38 @@ _LABELS = {
     "delayed": gettext_lazy("delayed"),
     "active_at_limit_seconds": gettext_lazy("seconds at the concurrency limit"),
     "new_failure_signatures": gettext_lazy("new failure signatures"),
+    "failure_rate_percent": gettext_lazy("failure rate"),
+    "run_p95_ms": gettext_lazy("slow runs (p95)"),
+    "wait_p95_ms": gettext_lazy("slow waits (p95)"),
+    "oldest_waiting_seconds": gettext_lazy("oldest waiting job"),
+    "no_workers_seconds": gettext_lazy("no workers"),
+    "stalled_last_hour": gettext_lazy("stalled in the last hour"),
+    "scheduler_overdue_seconds": gettext_lazy("scheduler overdue"),
+}
+
+# The new rules' texts: what was measured, over which window ("%(window)s" in minutes).
+_TEXTS = {
+    "failure_rate_percent": gettext_lazy(
+        "%(value)s %% of jobs failed in the last %(window)s min, more than %(limit)s %%"
+    ),
+    "run_p95_ms": gettext_lazy(
+        "p95 run time %(value)s ms in the last %(window)s min, more than %(limit)s ms"
+    ),
+    "wait_p95_ms": gettext_lazy(
+        "p95 wait time %(value)s ms in the last %(window)s min, more than %(limit)s ms"
+    ),
+    "oldest_waiting_seconds": gettext_lazy(
+        "the oldest waiting job has waited %(value)s s, more than %(limit)s s"
+    ),
+    "no_workers_seconds": gettext_lazy(
+        "jobs waiting and no worker connected for %(value)s s, more than %(limit)s s"
+    ),
+    "stalled_last_hour": gettext_lazy(
+        "%(value)s jobs stalled in the last %(window)s min, more than %(limit)s"
+    ),
+    "scheduler_overdue_seconds": gettext_lazy(
+        "a job scheduler's run is %(value)s s overdue, more than %(limit)s s"
+    ),
 }
 
 
@@ -44,8 +76,11 @@ def describe(alert: Alert) -> str:
         "value": number_format(alert.value, force_grouping=True),
         "limit": number_format(alert.threshold, force_grouping=True),
         "rule": alert.rule,
+        "window": number_format((alert.window_s or 0) // 60, force_grouping=True),
     }
-    if alert.rule == "waiting":
+    if alert.rule in _TEXTS:
+        text = str(_TEXTS[alert.rule])
+    elif alert.rule == "waiting":
         text = ngettext(
             "%(value)s job waiting, more than %(limit)s",
             "%(value)s jobs waiting, more than %(limit)s",
@@ -121,6 +156,8 @@ def webhook_body(notice: Notice, base: str) -> dict[str, Any]:
     }
     if notice.alert.signatures:
         body["signatures"] = list(notice.alert.signatures)
+    if notice.alert.window_s is not None:
+        body["windowSeconds"] = notice.alert.window_s
     return body
 
 
@@ -144,6 +181,10 @@ def email_body(notice: Notice, base: str) -> str:
             "value": notice.alert.value,
             "threshold": notice.alert.threshold,
         },
+    ]
+    if notice.alert.window_s is not None:
+        lines.append(gettext("Window: %(seconds)s s") % {"seconds": notice.alert.window_s})
+    lines += [
         gettext("Open: %(link)s") % {"link": link(notice, base)},
     ]
     return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
 """What to tell people about alerts: state per queue and rule, the cooldown, the resolved message.
 
 One notice when a rule starts firing on a queue, none while it goes on firing, and a resolved
-notice when it stops, if its start was told. The cooldown counts from the last firing notice of
+notice when it stops, if its start was told; with ``RENOTIFY``, a firing notice again every
+so often while it fires. The cooldown counts from the last firing notice of
 the same queue and rule: a rule that fires again within it (a flapping threshold) is told only
 if it still fires when the cooldown is over, and its end then only if its start was told.
 
@@ -58,12 +59,19 @@ class Notice:
 
 
 def _alert(data: Mapping[str, Any]) -> Alert:
+    window = data.get("windowSeconds")
     return Alert(
         str(data["rule"]),
-        int(data["value"]),
-        int(data["threshold"]),
+        _number(data["value"]),
+        _number(data["threshold"]),
         tuple(str(s) for s in data.get("signatures") or ()),
+        None if window is None else int(window),
     )
+
+
+def _number(value: Any) -> float:
+    """An int as an int (notices say "2", not "2.0"), any other number as a float."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else float(value)
 
 
 @dataclass
@@ -92,13 +100,26 @@ class _Entry:
 
 
 class AlertTracker:
-    def __init__(self, cooldown_s: float) -> None:
+    def __init__(self, cooldown_s: float, renotify_s: float = 0.0) -> None:
         self.cooldown_s = cooldown_s
+        # A rule still firing is told again this long after its last notice (0: never).
+        self.renotify_s = renotify_s
         self._entries: dict[Key, _Entry] = {}
 
-    def observe(self, firing: Mapping[str, Iterable[Alert]], now: float) -> list[Notice]:
+    def observe(
+        self,
+        firing: Mapping[str, Iterable[Alert]],
+        now: float,
+        undecided: Iterable[Key] = (),
+        silenced: Iterable[Key] = (),
+        acknowledged: Iterable[Key] = (),
+    ) -> list[Notice]:
         """The notices due now, given every alert firing now (per queue slug). Only pass a
-        complete reading: a queue or rule missing from it counts as resolved."""
+        complete reading: a queue or rule missing from it counts as resolved, unless it is
+        ``undecided`` (its reading failed): that one stays as it was. A ``silenced`` rule is
+        told nothing (still firing when its silence ends, it is told then); an
+        ``acknowledged`` one is not told again (RENOTIFY)."""
+        unknown, quiet, acked = set(undecided), set(silenced), set(acknowledged)
         seen: dict[Key, Alert] = {
             (queue, alert.rule): alert for queue, alerts in firing.items() for alert in alerts
         }
@@ -109,17 +130,26 @@ class AlertTracker:
                 told_at = entry.told_at if entry is not None else None
                 entry = self._entries[key] = _Entry(True, False, told_at, alert)
             entry.alert = alert
-            if not entry.told and self._cooled(entry, now):
+            if key in quiet:
+                continue
+            again = key not in acked and self._renotify(entry, now)
+            if (not entry.told and self._cooled(entry, now)) or again:
                 entry.told, entry.told_at = True, now
                 notices.append(Notice(FIRING, key[0], alert))
         for key, entry in self._entries.items():
-            if entry.firing and key not in seen:
+            if entry.firing and key not in seen and key not in unknown:
                 entry.firing = False
                 if entry.told:
                     entry.told = False
-                    notices.append(Notice(RESOLVED, key[0], entry.alert))
+                    if key not in quiet:
+                        notices.append(Notice(RESOLVED, key[0], entry.alert))
         self._forget_cooled(now)
         return notices
+
+    def _renotify(self, entry: _Entry, now: float) -> bool:
+        if self.renotify_s <= 0 or not entry.told or entry.told_at is None:
+            return False
+        return now - entry.told_at >= self.renotify_s
 
     def _cooled(self, entry: _Entry, now: float) -> bool:
         return entry.told_at is None or now - entry.told_at >= self.cooldown_s

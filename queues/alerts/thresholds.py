@@ -18,6 +18,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from queues.alerts.names import HISTORY_RULES
 from queues.alerts.signatures import new_signatures
 from queues.config.queue_options import queue_options
 from queues.config.settings import ALERT_DELIVERY_KEYS, get_config
@@ -35,7 +36,13 @@ DEFAULTS: dict[str, int | None] = {
     "delayed": 50_000,
     "active_at_limit_seconds": 300,
     "new_failure_signatures": 0,
+    # Off unless configured: they read history, workers and schedulers (rules.py).
+    **{rule: None for rule in HISTORY_RULES},
 }
+# The rules the overview, ``api/alerts/`` and ``/metrics`` evaluate (the others: rules.py).
+COUNT_RULES = tuple(rule for rule in DEFAULTS if rule not in HISTORY_RULES)
+# The counts the rules read (the sender counts no other state at thousands of queues).
+COUNTED = frozenset({"waiting", "paused", "active", "delayed", "failed"})
 # Signatures named in one new_failure_signatures alert (the count says how many there are).
 SIGNATURES_SHOWN = 5
 
@@ -46,22 +53,44 @@ _at_limit_since: dict[QueueRef, float] = {}
 @dataclass(frozen=True)
 class Alert:
     rule: str
-    value: int
-    threshold: int
+    value: float
+    threshold: float
     # The new failure signatures, for that rule (the newest first; untrusted job text).
     signatures: tuple[str, ...] = ()
+    # The seconds of history the value was measured over, for rules that read a window.
+    window_s: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"rule": self.rule, "value": self.value, "threshold": self.threshold}
         if self.signatures:
             body["signatures"] = list(self.signatures)
+        if self.window_s is not None:
+            body["windowSeconds"] = self.window_s
         return body
 
 
-def thresholds(slug: str) -> dict[str, int | None]:
+# Each queue's thresholds, worked out once per settings (an alert pass asks for thousands):
+# the settings' object (get_config's, the same until they change) and what it gave.
+_limits: tuple[object, dict[str, dict[str, float | None]]] = (None, {})
+_LIMITS_KEPT = 50_000
+
+
+def thresholds(slug: str) -> dict[str, float | None]:
+    """The queue's thresholds (not to be changed: they are kept for the next caller)."""
+    global _limits
     config = get_config()
+    if _limits[0] is not config or len(_limits[1]) >= _LIMITS_KEPT:
+        _limits = (config, {})
+    worked_out = _limits[1]
+    found = worked_out.get(slug)
+    if found is None:
+        found = worked_out[slug] = _thresholds(config, slug)
+    return found
+
+
+def _thresholds(config: Mapping[str, Any], slug: str) -> dict[str, float | None]:
     given = config.get("ALERTS") or {}
-    merged: dict[str, int | None] = {
+    merged: dict[str, float | None] = {
         **DEFAULTS,
         **{rule: limit for rule, limit in given.items() if rule not in ALERT_DELIVERY_KEYS},
     }
@@ -73,11 +102,20 @@ def thresholds(slug: str) -> dict[str, int | None]:
     return merged
 
 
+# Each queue's thresholds, as :func:`thresholds` gives them, for a pass that reads them once.
+Limits = Mapping[QueueRef, Mapping[str, float | None]]
+
+
 def evaluate(
-    summary: QueueSummary, failed_last_hour: int, signatures: Sequence[str] = ()
+    summary: QueueSummary,
+    failed_last_hour: int,
+    signatures: Sequence[str] = (),
+    limits: Mapping[str, float | None] | None = None,
 ) -> list[Alert]:
-    """``signatures``: the failure signatures that first appeared in the last hour."""
-    limits = thresholds(summary.ref.slug)
+    """``signatures``: the failure signatures that first appeared in the last hour;
+    ``limits``: the queue's thresholds, when the caller has them already."""
+    if limits is None:
+        limits = thresholds(summary.ref.slug)
     alerts = []
     checks = {
         "waiting": summary.counts["waiting"] + summary.counts["paused"],
@@ -108,6 +146,7 @@ def alerts_by_queue(
     found: Iterable[QueueSummary],
     finished_last_hour: Mapping[QueueRef, Mapping[str, int]],
     signatures: Mapping[QueueRef, Sequence[str]] | None = None,
+    limits: Limits | None = None,
 ) -> dict[QueueRef, list[Alert]]:
     """The alerts firing on each queue, given its jobs finished in the last hour (as
     :func:`queues.throughput.recent.finished_since` or ``failed_since`` count them; a queue missing
@@ -120,28 +159,37 @@ def alerts_by_queue(
             summary,
             finished_last_hour.get(summary.ref, {}).get("failed", 0),
             new.get(summary.ref, ()),
+            None if limits is None else limits[summary.ref],
         )
         for summary in found
     }
 
 
 async def read_signatures(
-    found: Sequence[QueueSummary], finished_last_hour: Mapping[QueueRef, Mapping[str, int]]
+    found: Sequence[QueueSummary],
+    finished_last_hour: Mapping[QueueRef, Mapping[str, int]],
+    limits: Limits | None = None,
 ) -> dict[QueueRef, list[str]]:
     """New failure signatures of the queues that failed jobs in the last hour and whose
     new_failure_signatures rule is on: the others cannot have any, and cost no read."""
     asked: dict[QueueRef, Hashable] = {}
     for summary in found:
         failed = finished_last_hour.get(summary.ref, {}).get("failed", 0)
-        if failed and thresholds(summary.ref.slug).get("new_failure_signatures") is not None:
+        limit = (limits[summary.ref] if limits is not None else thresholds(summary.ref.slug)).get(
+            "new_failure_signatures"
+        )
+        if failed and limit is not None:
             # Unchanged counts: no new failure (nor one leaving the window) since last time.
             asked[summary.ref] = (summary.counts["failed"], failed)
     return await new_signatures(asked, LAST_HOUR_S)
 
 
-async def read_alerts(found: Sequence[QueueSummary]) -> dict[QueueRef, list[Alert]]:
+async def read_alerts(
+    found: Sequence[QueueSummary], limits: Limits | None = None
+) -> dict[QueueRef, list[Alert]]:
     """:func:`alerts_by_queue` after reading the last hour's failed jobs (one round trip)
     and, for queues that failed some, their new failure signatures."""
     # A queue that keeps no failed job failed none in the last hour: no read for it.
     recent = await failed_since([s.ref for s in found if s.counts["failed"]], LAST_HOUR_S)
-    return alerts_by_queue(found, recent, await read_signatures(found, recent))
+    new = await read_signatures(found, recent, limits)
+    return alerts_by_queue(found, recent, new, limits)

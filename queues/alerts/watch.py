@@ -25,8 +25,10 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from queues.alerts.rules import read_rules
+from queues.alerts.silences import end_acknowledgements, read_holds
 from queues.alerts.state import RESOLVED, AlertTracker, Key, Notice
-from queues.alerts.thresholds import read_alerts
+from queues.alerts.thresholds import COUNTED, read_alerts, thresholds
 from queues.alerts.undelivered import Kept, Undelivered
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.config.settings import get_config
@@ -52,6 +54,7 @@ class DeliverySettings:
     webhooks: tuple[str, ...] = ()
     cooldown_s: float = 900.0
     interval_s: float = 30.0
+    renotify_s: float = 0.0
     # The site's public origin (and path prefix, behind a proxy that adds one): links in
     # notices are this plus the queue page's path.
     link_base: str = ""
@@ -79,6 +82,7 @@ class DeliverySettings:
             webhooks=_strings(given.get("WEBHOOKS")),
             cooldown_s=_seconds(given.get("COOLDOWN"), cls.cooldown_s, least=0.0),
             interval_s=_seconds(given.get("INTERVAL"), cls.interval_s, least=0.01),
+            renotify_s=_seconds(given.get("RENOTIFY"), cls.renotify_s, least=0.0),
             link_base=str(given.get("LINK_BASE") or ""),
         )
 
@@ -160,9 +164,29 @@ class AlertWatch:
             if kept.notice.key not in self._sending:  # one round at a time per queue and rule
                 self._chain(kept.notice.key, partial(self._retry, kept))
         self.tracker.cooldown_s = settings.cooldown_s
-        firing = await read_alerts(await summaries())
+        self.tracker.renotify_s = settings.renotify_s
+        found = await summaries(states=COUNTED)
+        limits = {s.ref: thresholds(s.ref.slug) for s in found}
+        firing = await read_alerts(found, limits)
+        more = await read_rules(found, limits=limits)
+        for ref, alerts in more.alerts.items():
+            firing.setdefault(ref, []).extend(alerts)
+        slugs = {s.ref: s.ref.slug for s in found}
+        undecided = {(slugs[ref], rule) for ref, rules in more.undecided.items() for rule in rules}
+        now = time.time()
+        holds = await read_holds(now)
         notices = self.tracker.observe(
-            {ref.slug: alerts for ref, alerts in firing.items()}, time.time()
+            {slugs[ref]: alerts for ref, alerts in firing.items()},
+            now,
+            undecided,
+            silenced=[key for key, hold in holds.items() if hold.silenced(now)],
+            acknowledged=[key for key, hold in holds.items() if hold.acknowledged_by],
+        )
+        fired = {(slugs[ref], alert.rule) for ref, alerts in firing.items() for alert in alerts}
+        await end_acknowledgements(
+            key
+            for key, hold in holds.items()
+            if hold.acknowledged_by and key not in fired and key not in undecided
         )
         await self._save()
         for notice in notices:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,8 @@ from queues.alerts.watch import (
     undelivered_key,
     webhook_target,
 )
+from tests.support.live_reads import found_within
+from tests.support.paths import ROOT
 from tests.support.peer import Peer
 from tests.support.standalone import standalone_env, standalone_value
 
@@ -124,13 +128,6 @@ def away_receiver() -> Iterator[AwayReceiver]:
         each.stop()
 
 
-async def until(condition: Callable[[], bool], within: float = 15.0) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time given"
-        await asyncio.sleep(0.05)
-
-
 async def alert_rows() -> list[tuple[str, str, str, int]]:
     return [
         (e.queue, e.detail["phase"], e.detail["rule"], e.status)
@@ -165,7 +162,7 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
         try:
             # Any request starts the sender, no dashboard page needed.
             assert (await client.get("/queues/api/alerts/")).status_code == 200
-            await until(lambda: len(receiver.bodies) == 2)
+            await found_within(lambda: len(receiver.bodies) == 2)
             assert [status for _, status in receiver.statuses] == [500, 200]
             assert receiver.bodies[0] == receiver.bodies[1]
             firing = receiver.bodies[1]
@@ -180,7 +177,7 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
                 "link": "https://ops.example.com/queues/q/mail/",
             }
             assert firing["text"].startswith("Alert on mail: 2 jobs waiting, more than 1")
-            await until(lambda: len(mail.outbox) == 1)
+            await found_within(lambda: len(mail.outbox) == 1)
             (message,) = mail.outbox
             assert message.to == ["oncall@example.com"]
             assert message.subject == "[Bullpen] Alert on mail: 2 jobs waiting, more than 1"
@@ -190,7 +187,7 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
             assert len(receiver.bodies) == 2 and len(mail.outbox) == 1
 
             await asyncio.to_thread(peer, "work", "--queue", "mail", "--count", "2")
-            await until(lambda: len(receiver.bodies) == 3)
+            await found_within(lambda: len(receiver.bodies) == 3)
             resolved = receiver.bodies[2]
             assert (resolved["status"], resolved["rule"], resolved["value"]) == (
                 "resolved",
@@ -198,7 +195,7 @@ async def test_a_threshold_crossed_is_told_once_retried_and_resolved(
                 2,
             )
             assert resolved["id"] != firing["id"]
-            await until(lambda: len(mail.outbox) == 2)
+            await found_within(lambda: len(mail.outbox) == 2)
             assert mail.outbox[1].subject.startswith("[Bullpen] Resolved on mail: waiting")
 
             # Firing again within the cooldown: not told (it would be, still firing after it).
@@ -276,14 +273,14 @@ async def test_an_alert_fired_while_its_webhook_is_down_reaches_it_once_it_is_up
         try:
             assert (await client.get("/queues/api/alerts/")).status_code == 200
             # Its first tries fail (nobody listens): kept in Redis, and tried again.
-            await until(lambda: len(undelivered(redis_client)) == 1)
-            await until(lambda: undelivered(redis_client)[0]["rounds"] >= 3)
+            await found_within(lambda: len(undelivered(redis_client)) == 1)
+            await found_within(lambda: undelivered(redis_client)[0]["rounds"] >= 3)
             (kept,) = undelivered(redis_client)
             assert kept["notice"]["status"] == "firing"
             assert kept["owed"] == [webhook_target(f"{away_receiver.url}/hook")]
             receiver = away_receiver.start()
-            await until(lambda: len(receiver.bodies) == 1)
-            await until(lambda: undelivered(redis_client) == [])
+            await found_within(lambda: len(receiver.bodies) == 1)
+            await found_within(lambda: undelivered(redis_client) == [])
             (told,) = receiver.bodies
             assert (told["status"], told["queue"], told["rule"]) == ("firing", "mail", "waiting")
             assert told["id"] == kept["notice"]["id"]  # the notice it was, not a new one
@@ -312,16 +309,16 @@ async def test_an_alert_over_before_its_webhook_is_back_is_never_told_at_all(
     with override_settings(BULLPEN=sending_to(f"{away_receiver.url}/hook", bullpen_settings)):
         try:
             assert (await client.get("/queues/api/alerts/")).status_code == 200
-            await until(lambda: len(undelivered(redis_client)) == 1)
+            await found_within(lambda: len(undelivered(redis_client)) == 1)
             await asyncio.to_thread(peer, "work", "--queue", "mail", "--count", "2")
             # Its end drops its start, kept for the webhook that never had it.
-            await until(lambda: undelivered(redis_client) == [])
+            await found_within(lambda: undelivered(redis_client) == [])
             receiver = away_receiver.start()
             # Another alert, told at once: the webhook is up and hears of it alone.
             await asyncio.to_thread(
                 peer, "add-bulk", "--queue", "shop", "--name", "s", "--count", "2"
             )
-            await until(lambda: len(receiver.bodies) == 1)
+            await found_within(lambda: len(receiver.bodies) == 1)
         finally:
             await channel_groups.stop()
     assert [(b["status"], b["queue"]) for b in receiver.bodies] == [("firing", "shop")]
@@ -359,7 +356,7 @@ async def test_webhooks_that_hang_do_not_slow_the_job_api(
     with override_settings(BULLPEN={**bullpen_settings, "ALERTS": {"WEBHOOKS": webhooks}}):
         sends = [asyncio.ensure_future(deliver(notice)) for notice in notices]
         try:
-            await until(lambda: receiver.hung >= alert_delivery.SENDING_THREADS)
+            await found_within(lambda: receiver.hung >= alert_delivery.SENDING_THREADS)
             async with asyncio.timeout(20):  # a stalled answer waits for the hung webhooks
                 answer = await client.get(f"/queues/api/queues/mail/jobs/{job_id}/")
             assert answer.status_code == 200
@@ -482,3 +479,42 @@ def test_the_standalone_site_takes_alerts_and_metrics_from_its_environment(
         "",
         {"EMAIL_TO": [], "WEBHOOKS": [], "LINK_BASE": ""},
     ]
+
+
+def manage_py_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``manage.py check`` of the standalone site with only ``env`` (and a plain PATH)."""
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_standalone_site_takes_alert_thresholds_from_its_environment(
+    tmp_path: Path,
+) -> None:
+    given = "failure_rate_percent=12.5 waiting=None RENOTIFY=3600 RATE_WINDOW=600 INTERVAL=10"
+    env = standalone_env("redis://127.0.0.1:1/0", tmp_path, ALERT_THRESHOLDS=given)
+    assert standalone_value(env, "s.BULLPEN['ALERTS']") == {
+        "EMAIL_TO": [],
+        "WEBHOOKS": [],
+        "LINK_BASE": "",
+        "failure_rate_percent": 12.5,
+        "waiting": None,
+        "RENOTIFY": 3600,
+        "RATE_WINDOW": 600,
+        "INTERVAL": 10,
+    }
+    # A value of the wrong kind or sign: the checks refuse it, naming the key.
+    check = manage_py_check({**env, "ALERT_THRESHOLDS": "run_p95_ms=-1 COOLDOWN=soon"})
+    assert check.returncode != 0
+    assert "BULLPEN['ALERTS']['run_p95_ms'] must be a number, 0 or more" in check.stderr
+    assert "BULLPEN['ALERTS']['COOLDOWN'] must be a number of seconds" in check.stderr
+    # An item that is not key=value stops the site as its settings load.
+    loading = manage_py_check({**env, "ALERT_THRESHOLDS": "waiting"})
+    assert loading.returncode != 0
+    assert "ALERT_THRESHOLDS: 'waiting' is not <key>=<value>" in loading.stderr

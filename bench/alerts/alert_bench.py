@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Alert rules at many queues: what one evaluation pass of every rule costs, beside what
+loading the overview costs, in Redis commands and server time.
+
+Run from the repository root with the project's virtualenv::
+
+    ./.venv/bin/python bench/alerts/alert_bench.py                  # 2,000 queues, ~3 minutes
+    ./.venv/bin/python bench/alerts/alert_bench.py --queues 500 --redis redis://127.0.0.1:6390/0
+
+Steps: start a throw-away ``redis-server`` on a free port (or use ``--redis``, seeded already),
+seed it with that many small tenant queues through Node BullMQ (``bench/node/seed_many.mjs``,
+as bench/manyqueues/ does; its ``node_modules`` from ``bench/node`` or, when that has none,
+``tests/interop``), then record two hours of history (minutes, in history's own format, 5 job
+names, 12 jobs a minute a name) for one queue in ``--history-every``. Then, in this process,
+with the standalone site's settings (bullpen_site/settings.py: reads open, every alert rule on
+through ``ALERT_THRESHOLDS``, history recording off so that no reader runs beside):
+
+* the overview: ``GET /queues/`` and ``GET /queues/api/queues/`` through Django's async test
+  client, the first of each (the queues discovered) left out;
+* one evaluation pass of the alert sender (``queues.alerts.watch.AlertWatch.evaluate``: every
+  queue's counts of the five states the rules read, the count rules, the history,
+  oldest-waiting, worker and scheduler rules,
+  silences, the state kept in Redis), its notices handed to a deliverer that drops them; the
+  first pass (which finds every alert new, and decodes every minute read) shown apart;
+* the same pass as the first of a new minute: the history rules' decisions kept from the
+  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, so that
+  every recorded queue's minutes are read again (decoded ones are still kept).
+
+Printed: the median over ``--repeats`` of this process's CPU time and wall time (ms), and the
+Redis commands (``INFO commandstats``, less the bench's own INFO) of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_DIR = ROOT / "bench" / "node"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench" / "history"))
+
+from columns_bench import write_two_hours  # noqa: E402 - bench/history is on sys.path only from here on
+from history_bench import commandstats, start_redis  # noqa: E402
+
+THRESHOLDS = (
+    "failure_rate_percent=10 run_p95_ms=2000 wait_p95_ms=60000 oldest_waiting_seconds=3600"
+    " no_workers_seconds=300 stalled_last_hour=10 scheduler_overdue_seconds=600"
+)
+
+
+def seed(url: str, queues: int, tmp: Path) -> list[str]:
+    """The queues' names, seeded by Node BullMQ."""
+    modules = NODE_DIR / "node_modules"
+    if not (modules / "bullmq").exists():
+        modules = ROOT / "tests" / "interop" / "node_modules"
+    # The script finds its packages next to it: a copy beside a link to them.
+    (tmp / "node_modules").symlink_to(modules)
+    shutil.copy(NODE_DIR / "seed_many.mjs", tmp / "seed_many.mjs")
+    names = tmp / "names.txt"
+    argv = ["node", str(tmp / "seed_many.mjs"), "--redis", url, "--queues", str(queues)]
+    subprocess.run([*argv, "--names-out", str(names)], check=True, stdout=subprocess.DEVNULL)
+    return names.read_text().split()
+
+
+def record_history(url: str, names: list[str]) -> None:
+    """Two hours of minutes of each named queue, as the recorder leaves them."""
+    from queues.reads.keys import QueueRef
+
+    write_two_hours(url, [QueueRef("bull", name) for name in names], seed=4, mark_recorded=True)
+
+
+def setup_django(url: str, tmp: Path) -> None:
+    os.environ.update(
+        REDIS_URL=url,
+        BULLPEN_DB=str(tmp / "bullpen.sqlite3"),
+        SECRET_KEY="bench",  # noqa: S106 - a throw-away process
+        ALLOWED_HOSTS="testserver",
+        ALERT_THRESHOLDS=THRESHOLDS,
+    )
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bullpen_site.settings"
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+
+    django.setup()
+    settings.BULLPEN = {**settings.BULLPEN, "HISTORY_RECORDING": False}
+    # Static files' names as they are (./run serve collects them with their hashes first).
+    plain = "django.contrib.staticfiles.storage.StaticFilesStorage"
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": plain}}
+    from queues.config.settings import get_config
+
+    get_config.cache_clear()
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # migrate, once, before any request
+    call_command("migrate", verbosity=0)
+    del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+
+
+async def measure(
+    url: str, work: Callable[[], Awaitable[Any]], repeats: int
+) -> tuple[float, float, float, float]:
+    """The first run's CPU ms, then the median CPU ms, wall ms and Redis commands of the
+    others."""
+    import redis
+
+    sync = redis.Redis.from_url(url, decode_responses=True)
+    cpus, walls, commands = [], [], []
+    for _ in range(repeats + 1):
+        before = commandstats(sync)
+        cpu, wall = time.process_time(), time.perf_counter()
+        await work()
+        cpus.append((time.process_time() - cpu) * 1000)
+        walls.append((time.perf_counter() - wall) * 1000)
+        after = commandstats(sync)
+        commands.append(sum(after[k] - before.get(k, 0) for k in after if k != "info"))
+    first = cpus.pop(0)
+    walls.pop(0)
+    commands.pop(0)
+    return first, statistics.median(cpus), statistics.median(walls), statistics.median(commands)
+
+
+async def main(args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="alert-bench-"))
+    proc = None
+    try:
+        if args.redis:
+            url = args.redis
+            import redis
+
+            names = sorted(
+                key.split(":")[1]
+                for key in redis.Redis.from_url(url, decode_responses=True).scan_iter(
+                    "bull:*:meta", count=5000
+                )
+            )
+        else:
+            proc, url = start_redis(tmp)
+            started = time.monotonic()
+            names = seed(url, args.queues, tmp)
+            print(f"seeded {len(names)} queues in {time.monotonic() - started:.0f} s", flush=True)
+        setup_django(url, tmp)
+        recorded = names[:: args.history_every]
+        record_history(url, recorded)
+        from django.test import AsyncClient
+
+        from queues.alerts import decided
+        from queues.alerts.watch import AlertWatch, DeliverySettings
+
+        client = AsyncClient()
+
+        async def get(path: str) -> None:
+            response = await client.get(path)
+            assert response.status_code == 200, (path, response.status_code)
+
+        await get("/queues/")  # discovery: every queue found
+        await get("/queues/api/queues/")
+
+        async def nowhere(notice: Any, targets: frozenset[str], later: bool) -> frozenset[str]:
+            return frozenset()
+
+        watch = AlertWatch(nowhere, lambda: True)
+        delivery = DeliverySettings(webhooks=("http://127.0.0.1:9/bench",))
+        notices: list[int] = []
+
+        async def one_pass() -> None:
+            notices.append(len(await watch.evaluate(delivery)))
+
+        async def new_minute_pass() -> None:
+            decided._decided.clear()
+            await one_pass()
+
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        load = os.getloadavg()[0]
+        print(
+            f"# Alert rules at {len(names)} queues, history on {len(recorded)}"
+            f" ({when}, load average {load:.1f}, median of {args.repeats})\n"
+        )
+        print("| work | first run's CPU ms | CPU ms | wall ms | Redis commands |")
+        print("| --- | --- | --- | --- | --- |")
+        works: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+            ("GET /queues/", lambda: get("/queues/")),
+            ("GET /queues/api/queues/", lambda: get("/queues/api/queues/")),
+            ("one evaluation pass, every rule", one_pass),
+            ("the same, the first of a minute", new_minute_pass),
+        ]
+        for label, work in works:
+            first, cpu, wall, commands = await measure(url, work, args.repeats)
+            print(f"| {label} | {first:.0f} | {cpu:.0f} | {wall:.0f} | {commands:.0f} |")
+        print(f"\nnotices started per pass: {notices}")
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        from queues.redis.clients import close_current
+
+        await close_current()
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queues", type=int, default=2000)
+    parser.add_argument("--history-every", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--redis", help="a Redis already seeded (bull prefix): no seeding")
+    asyncio.run(main(parser.parse_args()))
