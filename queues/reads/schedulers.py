@@ -49,7 +49,10 @@ def _template_opts(value: str | None) -> Any:
     return optsFromJSON(opts) if isinstance(opts, dict) else opts
 
 
-def _scheduler(member: str, score: float, fields: dict[str, str], now_ms: int) -> dict[str, Any]:
+def scheduler_entry(
+    member: str, score: float, fields: dict[str, str], now_ms: int
+) -> dict[str, Any]:
+    """One scheduler from its member, score and hash (empty: a legacy repeatable)."""
     base: dict[str, Any] = {"id": member, "next": int(score), "due": int(score) <= now_ms}
     if fields:
         template = {"data": _json(fields.get("data")), "opts": _template_opts(fields.get("opts"))}
@@ -102,6 +105,6 @@ async def list_schedulers(ref: QueueRef, limit: int = MAX_SCHEDULERS) -> list[di
             hashes = await pipe.execute()
     now_ms = int(time.time() * 1000)
     return [
-        _scheduler(str(member), float(score), fields or {}, now_ms)
+        scheduler_entry(str(member), float(score), fields or {}, now_ms)
         for (member, score), fields in zip(entries, hashes, strict=True)
     ]

@@ -136,6 +136,7 @@ def open_client(
     if isinstance(target, ServerUrl):
         return cast(R, redis_class.from_url(url, **options))
     if isinstance(target, SentinelUrl):
+        # Sentinel and Cluster clients are imported by the sites that name such a URL alone.
         from queues.redis.sentinel import master_client
 
         return master_client(target, redis_class, options, float(get_config()["REDIS_TIMEOUT"]))

@@ -19,6 +19,7 @@ from typing import Any
 
 from queues.config.settings import get_config, on_change
 from queues.errors import QueueNotFound
+from queues.redis.urls import ClusterUrl, RedisUrlError, parse_redis_url
 
 DEFAULT_NAME = "default"
 # Names appear in URLs, metric labels and key-free log lines: letters, digits, ``_ . -``.
@@ -100,9 +101,8 @@ def own_key_prefix(connection: str | None = None) -> str:
     return "{" + prefix + "}"
 
 
-def _names_a_cluster(url: object) -> bool:
-    from queues.redis.urls import ClusterUrl, RedisUrlError, parse_redis_url
-
+@cache  # by URL alone: asked for every key a pass over thousands of queues builds
+def _names_a_cluster(url: str) -> bool:
     try:
         return isinstance(parse_redis_url(url), ClusterUrl)
     except RedisUrlError:

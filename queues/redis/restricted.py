@@ -55,6 +55,11 @@ async def _version_from_hello(connection: RedisConnection) -> str:
     return version
 
 
+def version_in_hello(hello: Any) -> str:
+    """The server's version in a reply to ``HELLO``."""
+    return _version(hello)
+
+
 def _version(hello: Any) -> str:
     """``version`` out of HELLO's reply: a map (RESP3) or a flat list of pairs (RESP2)."""
     if isinstance(hello, list):

@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 import redis.asyncio as aioredis
+from bullmq.redis_connection import SCRIPT_DEFINITIONS, loadScript
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -65,8 +66,6 @@ class WriteOutcomeUnknown(RedisConnectionError):
 
 @cache
 def read_only_script_shas() -> frozenset[str]:
-    from bullmq.redis_connection import SCRIPT_DEFINITIONS, loadScript
-
     return frozenset(
         hashlib.sha1(loadScript(SCRIPT_DEFINITIONS[name]).encode()).hexdigest()  # noqa: S324 - Redis names scripts by SHA-1
         for name in READ_ONLY_SCRIPTS

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import websockets
 from django.test import AsyncClient, override_settings
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from dashboard.checks import mounting
+from dashboard.checks import redis_reachable
 from queues.runner import Producer, default_registry
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.cluster_topology import ClusterTopology
 from tests.support.live_server import start_bullpen, stop_bullpen
 from tests.support.paths import ROOT
@@ -109,7 +109,7 @@ async def test_pages_api_and_actions_on_queues_spread_over_the_masters(
     assert paused.status_code == 200, paused.content[:300]
     listed = (await client.get("/queues/api/queues/")).json()
     assert {q["name"]: q["paused"] for q in listed["queues"]}[TENANTS[4]] is True
-    # A bulk action runs in the background, its records under Bullpen's hash-tagged keys.
+    # A bulk action runs after its answer, its records under Bullpen's hash-tagged keys.
     retry_all = await client.post(f"/queues/api/queues/{TENANTS[1]}/retry/", headers=AUTH)
     assert retry_all.status_code in (200, 202), retry_all.content[:300]
     deadline = time.monotonic() + 15
@@ -121,7 +121,7 @@ async def test_pages_api_and_actions_on_queues_spread_over_the_masters(
     else:
         raise AssertionError("retry-all did not empty the failed set")
     # manage.py check reaches every node of the cluster.
-    assert mounting.check_redis() == []
+    assert redis_reachable.check_redis() == []
     # Node's worker completes what Bullpen retried.
     done = await asyncio.to_thread(cluster_peer, "work", "--queue", TENANTS[1], "--count", "3")
     assert done["completed"] == 3
@@ -150,8 +150,7 @@ async def test_live_counts_flow_from_every_master(
             await _waiting_reaches(socket, {q: 2 for q in TENANTS[:3]}, 15)
             print(f"live counts from 3 masters after {time.monotonic() - started:.1f} s")
         # In Chromium: the overview lists them, and a job added on a master shows live.
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        async with chromium(chromium_path) as browser:
             page = await browser.new_page(viewport={"width": 1280, "height": 800})
             await page.goto(f"{server.url}/queues/")
             await expect(page.locator("#live-status")).to_have_text("live")
@@ -159,7 +158,6 @@ async def test_live_counts_flow_from_every_master(
             await expect(cell).to_have_text("2")
             await asyncio.to_thread(cluster_peer, "add", "--queue", TENANTS[2], "--name", "third")
             await expect(cell).to_have_text("3", timeout=10_000)
-            await page.screenshot(path=tmp_path / "cluster-overview.png", full_page=True)
             await browser.close()
     finally:
         stop_bullpen(server)
@@ -215,3 +213,70 @@ async def test_the_worker_runner_works_a_queue_whose_prefix_is_a_hash_tag(
         worker.stop()
         client.close()
     assert sorted(set(lines_of(lines, "delivered"))) == sorted(ids)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_deduplication_keys_are_listed_and_released_on_the_master_holding_the_queue(
+    client: AsyncClient,
+    cluster_topology: ClusterTopology,
+    cluster_peer: ClusterPeer,
+    on_cluster: dict[str, Any],
+) -> None:
+    queue = TENANTS[2]
+    opts = json.dumps({"deduplication": {"id": "acct-7", "ttl": 600_000}})
+    held = await asyncio.to_thread(
+        cluster_peer, "add", "--queue", queue, "--name", "s", "--opts", opts
+    )
+    listed = (await client.get(f"/queues/api/queues/{queue}/deduplication/")).json()
+    assert [(k["id"], k["jobId"], k["jobState"]) for k in listed["keys"]] == [
+        ("acct-7", held["id"], "waiting")
+    ]
+    released = await client.post(
+        f"/queues/api/queues/{queue}/deduplication/acct-7/release/", headers=AUTH
+    )
+    assert released.status_code == 200, released.content[:300]
+    again = await asyncio.to_thread(
+        cluster_peer, "add", "--queue", queue, "--name", "s", "--opts", opts
+    )
+    assert again["id"] != held["id"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stuck_job_on_a_cluster_is_flagged_counted_and_given_back(
+    client: AsyncClient, cluster_peer: ClusterPeer, on_cluster: dict[str, Any]
+) -> None:
+    queue = TENANTS[2]
+    found = await asyncio.to_thread(cluster_peer, "strand", "--queue", queue, "--name", "w")
+    job_id = str(found["ids"][0])
+    job = (await client.get(f"/queues/api/queues/{queue}/jobs/{job_id}/")).json()
+    assert (job["state"], job["stuck"]) == ("active", True)
+    rows = (await client.get(f"/queues/api/queues/{queue}/jobs/?state=active")).json()["jobs"]
+    assert [row["stuck"] for row in rows] == [True]
+    # The count's script reads the locks beside the active list, in the queue's slot.
+    problems = (await client.get("/queues/api/queues/?problems=1")).json()["queues"]
+    assert {q["name"]: q.get("stuck") for q in problems} == {queue: 1}
+    moved = await client.post(
+        f"/queues/api/queues/{queue}/jobs/{job_id}/move-to-wait/", headers=AUTH
+    )
+    assert moved.status_code == 200, moved.content[:300]
+    status = await asyncio.to_thread(cluster_peer, "job-status", "--queue", queue, "--id", job_id)
+    assert status["state"] == "waiting"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_queues_hygiene_is_read_on_the_master_holding_it(
+    client: AsyncClient,
+    cluster_topology: ClusterTopology,
+    cluster_peer: ClusterPeer,
+    on_cluster: dict[str, Any],
+) -> None:
+    queue = TENANTS[3]
+    await asyncio.to_thread(
+        cluster_peer, "add-bulk", "--queue", queue, "--name", "h", "--count", "300",
+        "--max-len-events", "20",
+    )  # fmt: skip
+    body = (await client.get(f"/queues/api/queues/{queue}/info/", headers=AUTH)).json()
+    length = cluster_topology.client().xlen(f"bull:{queue}:events")  # type: ignore[no-untyped-call]
+    assert (body["meta"]["maxLenEvents"], body["eventsLength"]) == (20, length)
+    assert [w["code"] for w in body["warnings"]] == ["events-at-cap"]
+    assert body["legacyRepeatables"] == 0  # the repeat set's script ran in the queue's slot

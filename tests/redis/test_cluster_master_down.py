@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import redis
 from django.test import AsyncClient, override_settings
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
 from queues.actions import handles
 from queues.redis import clients
 from tests.redis.test_cluster import TENANTS, ClusterPeer
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.cluster_topology import ClusterTopology
 from tests.support.live_server import start_bullpen, stop_bullpen
 from tests.support.markup import element, text
@@ -207,8 +207,7 @@ async def test_the_live_status_names_the_lost_master_and_stays_live(
     healthy = [q for q in TENANTS if q not in dead]
     server = start_bullpen(cluster_topology.url, tmp_path / "daphne.log")
     try:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        async with chromium(chromium_path) as browser:
             page = await browser.new_page(viewport={"width": 1280, "height": 800})
             await page.goto(f"{server.url}/queues/")
             status = page.locator("#live-status")
@@ -242,11 +241,9 @@ async def test_the_live_status_names_the_lost_master_and_stays_live(
             for queue in dead:
                 await expect(notice).to_contain_text(queue)
             await expect(page.locator(f'tr[data-queue="{healthy[0]}"]')).to_have_count(1)
-            await page.screenshot(path=tmp_path / "cluster-master-down.png", full_page=True)
             await browser.close()
     finally:
         stop_bullpen(server)
-    print(f"screenshots in {tmp_path}")
 
 
 async def forget_the_dead_master() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,14 +30,6 @@ READS = (
     "/queues/api/queues/mail/failure-groups/",
     "/queues/q/mail/",
 )
-
-
-@pytest.fixture
-def durable_redis() -> Iterator[RedisServer]:
-    server = RedisServer(appendonly=True)
-    server.start()
-    yield server
-    server.stop()
 
 
 async def _seed(url: str, count: int = 3) -> None:

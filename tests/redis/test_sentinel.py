@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 from django.test import AsyncClient, override_settings
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from dashboard.checks import mounting
+from dashboard.checks import redis_reachable
 from queues.redis.write_once import CLIENT_NAME
 from queues.runner import Producer, default_registry
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import start_bullpen, stop_bullpen
 from tests.support.paths import ROOT
 from tests.support.peer import Peer
@@ -106,7 +106,7 @@ async def test_pages_api_and_actions_reach_the_master_through_the_sentinel(
         assert CLIENT_NAME in {c["name"] for c in master.client_list()}
 
     # manage.py check --deploy reaches the master through the sentinel too.
-    assert mounting.check_redis() == []
+    assert redis_reachable.check_redis() == []
 
 
 async def test_check_deploy_says_when_the_sentinel_knows_no_such_service(
@@ -114,7 +114,7 @@ async def test_check_deploy_says_when_the_sentinel_knows_no_such_service(
 ) -> None:
     url = f"redis+sentinel://127.0.0.1:{sentinel_topology.sentinel_port}/no-such-service"
     with override_settings(BULLPEN={**bullpen_settings, "REDIS_URL": url}):
-        (message,) = mounting.check_redis()
+        (message,) = redis_reachable.check_redis()
     assert message.id == "bullpen.W009"
     assert "No master found for 'no-such-service'" in message.msg
 
@@ -131,8 +131,7 @@ async def test_failover_during_an_action_and_with_a_page_open(
     )
     server = start_bullpen(sentinel_topology.url, tmp_path / "daphne.log")
     try:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        async with chromium(chromium_path) as browser:
             page = await browser.new_page(viewport={"width": 1300, "height": 800})
             await page.goto(server.url + "/queues/q/mail/")
             await expect(page.locator("#live-status")).to_have_text("live")
