@@ -1,8 +1,10 @@
 """Wiring the queue layer's follower to Channels: topics become channel-layer groups.
 
-A follower runs per Redis connection in each server process (started by the first websocket
-that connects); on each connection only the process holding its live lease reads that Redis
-(and the default connection's holder sends alerts: alert_sender.py); every
+A follower runs per Redis connection in each server process, under this module's supervisor,
+which the process's services start (dashboard/services/lifecycle.py: with the server, or with
+the first websocket where the server's start cannot be hooked); on each connection only the
+process holding its live lease reads that Redis (and the default connection's holder sends
+alerts: dashboard/alerts/sender.py); every
 process gets the messages through the channel layer, once per process, and hands them to its
 own pages (fanout.py). What the process's pages watch is one registry per process, kept by its
 supervisor: the websocket consumers write it, the follower publishes it.
@@ -13,21 +15,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from channels.layers import get_channel_layer
 
-from dashboard.alerts import sender
-from dashboard.bulk import launch
 from dashboard.live import fanout
-from queues.cancelling import cancel_and_wait
+from dashboard.services import registry
+from dashboard.services.registry import Slot
 from queues.live.follower import Follower
 from queues.live.interest import Interest
 from queues.live.protocol import LiveMessage, Topic
 from queues.redis import connections
 
 log = logging.getLogger("bullpen.live")
-
-_running: dict[asyncio.AbstractEventLoop, tuple[Supervisor, asyncio.Task[None]]] = {}
 
 
 def group_name(topic: Topic) -> str:
@@ -84,46 +85,42 @@ class Supervisor:
             self.followers[name] = Follower(publish, self.interest, connection=name)
 
 
-def _supervisor() -> Supervisor:
-    launch.ensure_runner()  # bulk actions a stopped process left resume with the first page
-    loop = asyncio.get_running_loop()
-    running = _running.get(loop)
-    if running is None or running[1].done():
+LIVE_READER: Slot[Supervisor] = Slot("live-reader")
+
+
+def start() -> Supervisor:
+    """This loop's supervisor, its followers running (started again if it ended)."""
+
+    def make(ended: Supervisor | None) -> tuple[Supervisor, Coroutine[Any, Any, None]]:
         # Pages still open keep their watches when a new supervisor takes over.
-        interest = running[0].interest if running is not None else Interest()
-        supervisor = Supervisor(interest)
-        task = loop.create_task(supervisor.run(), name="bullpen-live-follower")
-        running = (supervisor, task)
-        _running[loop] = running
-    sender.ensure_running(lambda: _holds_lease(loop))
-    return running[0]
+        supervisor = Supervisor(ended.interest if ended is not None else Interest())
+        return supervisor, supervisor.run()
+
+    return registry.ensure(LIVE_READER, make)
 
 
-def _holds_lease(loop: asyncio.AbstractEventLoop) -> bool:
-    """This loop's running follower (whichever the supervisor runs now) holds the lease."""
-    running = _running.get(loop)
-    return running is not None and not running[1].done() and running[0].follower.leader
+def holds_lease(loop: asyncio.AbstractEventLoop) -> bool:
+    """``loop``'s running follower (whichever the supervisor runs now) holds the lease."""
+    running = registry.running_in(loop, LIVE_READER)
+    return running is not None and running.follower.leader
 
 
 def ensure_started() -> Follower:
     """This process's follower of the default connection, every follower started."""
-    return _supervisor().follower
+    return start().follower
 
 
 def followers() -> list[Follower]:
     """This process's followers, one per connection (the default one first), started."""
-    return list(_supervisor().followers.values())
+    return list(start().followers.values())
 
 
 def interest() -> Interest:
     """What this process's pages watch (the registry its follower publishes), started with it."""
-    return _supervisor().interest
+    return start().interest
 
 
 async def stop() -> None:
-    """Stop this loop's follower and fan-out (tests, shutdown)."""
-    running = _running.pop(asyncio.get_running_loop(), None)
-    await sender.stop()
-    if running is not None:
-        await cancel_and_wait(running[1])
+    """Stop this loop's followers and fan-out."""
+    await registry.stop(LIVE_READER)
     await fanout.close()

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, cast
+from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
-from django.utils import translation
 
 from dashboard.audit import writer
 from dashboard.auth import queue_access
@@ -23,33 +22,31 @@ from dashboard.auth.access import allows, read_check
 from dashboard.auth.principal import from_scope, refreshed
 from dashboard.auth.viewer import ViewerKind, verified_kind, viewer_kind
 from dashboard.forms.answer import valid
-from dashboard.forms.reads import PAGE_SIZES
 from dashboard.forms.watch import WatchForm
-from dashboard.live import channel_groups, fanout, shared_reads, socket_auth, socket_limits
+from dashboard.live import channel_groups, fanout, present, socket_auth, socket_limits
 from dashboard.live import render as live_render
+from dashboard.live.present import SNAPSHOT_ERRORS
+from dashboard.live.render import UNGROUPED, Grouping
 from dashboard.live.socket_language import socket_language
-from queues.errors import BadParameter, BullpenError, QueueNotFound
-from queues.live import interest, protocol
-from queues.live.count_changes import counts_entry
-from queues.live.follower import Follower, LiveSettings
+from dashboard.services import lifecycle
+from queues.errors import BadParameter, QueueNotFound
+from queues.live import interest
 from queues.live.interest import Interest
-from queues.reads import counts
-from queues.reads.detail import job_live_view
+from queues.live.settings import LiveSettings
 from queues.reads.discovery import known
 from queues.reads.flow import members, read_flow
 from queues.reads.keys import QueueRef
-from queues.reads.listing import job_page
-from queues.redis import connections
 
 log = logging.getLogger("bullpen.live")
 
-SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 # The handshake of a client already holding its share of sockets is refused with this code.
 TOO_MANY_SOCKETS = 4429
 # A re-check that could not run (the database away): the page reconnects and is checked anew.
 RECHECK_FAILED = 4500
 # Jobs of a flow tree one page follows live besides its own (their states alone).
 FLOW_LIVE_NODES = 25
+# Reads of a page's list while live rows keep reaching the page meanwhile.
+_LIST_READS = 3
 _FULL = "this server process watches as many queues and jobs as it may; try again later"
 
 
@@ -65,6 +62,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.nodes: set[interest.JobKey] = set()  # jobs of the page's flow tree
         self.overview = False
         self.shown: list[str] = []  # the rows this socket's overview shows
+        self.grouping: Grouping = UNGROUPED  # and how it groups its queues
         self.client: str | None = None
         self.session_group: str | None = None
         self.recheck: asyncio.Task[None] | None = None
@@ -87,6 +85,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._live_send = _under_session_wrappers(self.base_send)
         await self._follow_sign_out()
         self.recheck = asyncio.ensure_future(self._recheck_every(self.limits.auth_recheck_interval))
+        # The services start with the server; where its start is not hooked, with this page.
+        lifecycle.start_services()
         running = channel_groups.followers()
         self.registry = channel_groups.interest()
         await self._join(("status",))
@@ -139,6 +139,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                     return
                 self.overview = True
                 self.registry.watch_overview()
+            self.grouping = (asked["group"], asked["delimiter"]) if asked["group"] else UNGROUPED
             # Sent again whenever the page's list changes (a filter, another page).
             self.registry.unshow(self.shown)
             self.shown = asked["shown"]
@@ -159,10 +160,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         for follower in running:
             follower.wake.set()
         only = None if watch == "overview" else slug
-        snapshot = _snapshot(running, only) or await _read_counts(only)
+        snapshot = present.snapshot(running, only) or await present.read_counts(only)
         seen = None if snapshot is None else live_render.seen_by(snapshot, self.access)
         if seen is not None:
-            await self.send_json(seen)
+            await self.send_json(live_render.render(seen, self.kind, self.grouping))
         if watch == "queue":
             await self._send_list(slug, asked)
         elif watch == "job":
@@ -301,41 +302,37 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     # ---- what a page is sent -----------------------------------------------------------------
     async def _send_list(self, slug: str, spec: dict[str, Any]) -> None:
-        """The page's list as Redis holds it now, unless a live change came in meanwhile
-        (newer than this read, or as new: the page keeps that one)."""
+        """The page's list as Redis holds it now. A live change that reached the page while
+        it was read may be missing from it (a row added by a delta would be swapped away),
+        so the list is read again then; it is sent anyway after a few tries, since on a
+        queue that changes all the time a list a moment old beats a list never sent (it may
+        be the one that fills a gap from before the reader followed the queue)."""
         group = channel_groups.group_name(("queue", slug))
-        seen = self.delivered.get(group, 0)
-        state, page, per_page = spec["state"], spec["page"], spec["per_page"]
-        order, kind, language = spec["order"], self.kind, self.language
-
-        async def read() -> str:
-            found = await job_page(QueueRef.from_slug(slug), state, page, per_page, order)
-            with translation.override(language):
-                return live_render.list_html(slug, found, kind, PAGE_SIZES)
-
-        try:
-            key = (slug, state, page, per_page, order, kind, language)
-            html = await shared_reads.list_reads().get(key, read)
-        except SNAPSHOT_ERRORS:
-            return  # the status message says when Redis is away; a bad spec shows nothing
-        if self.delivered.get(group, 0) == seen:
-            await self.send_json({"type": "list", "queue": slug, "html": html})
+        for _attempt in range(_LIST_READS):
+            seen = self.delivered.get(group, 0)
+            try:
+                html = await present.list_html(slug, spec, self.kind, self.language)
+            except SNAPSHOT_ERRORS:
+                return  # the status message says when Redis is away; a bad spec shows nothing
+            if self.delivered.get(group, 0) == seen:
+                break
+        await self.send_json({"type": "list", "queue": slug, "html": html})
 
     async def _send_job(self, slug: str, job_id: str) -> None:
         group = channel_groups.group_name(("job", slug, job_id))
         seen = self.delivered.get(group, 0)
         try:
-            job = await job_live_view(QueueRef.from_slug(slug), job_id)
+            rendered = await present.job(slug, job_id, self.kind, self.language)
         except SNAPSHOT_ERRORS:
             return
         if self.delivered.get(group, 0) == seen:
-            message = protocol.job_message(slug, job)
-            with translation.override(self.language):
-                rendered = live_render.render(message, self.kind)
             await self.send_json(rendered)
 
     def _access(self) -> queue_access.QueueAccess:
         return self.access
+
+    def _grouping(self) -> Grouping:
+        return self.grouping
 
     async def _deliver(self, group: str, text: str) -> None:
         """A live message for this page (from the process's hub, already encoded)."""
@@ -348,7 +345,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = channel_groups.group_name(topic)
         if group not in self.groups_joined:
-            await fanout.hub().join(group, self._deliver, self.kind, self.language, self._access)
+            await fanout.hub().join(
+                group, self._deliver, self.kind, self.language, self._access, self._grouping
+            )
             self.groups_joined.add(group)
 
     async def _leave_all(self) -> None:
@@ -390,35 +389,3 @@ def _under_session_wrappers(send: Any) -> Any:
     while isinstance(getattr(send, "__self__", None), InstanceSessionWrapper):
         send = send.__self__.real_send
     return send
-
-
-def _snapshot(running: list[Follower], slug: str | None) -> protocol.LiveMessage | None:
-    """The followers' last known counts (no Redis read): ``slug``'s from its connection's
-    follower, or every connection's for an overview (None unless each has some)."""
-    if slug is not None:
-        connection = connections.split_slug(slug)[0]
-        return next((f.snapshot(slug) for f in running if f.connection == connection), None)
-    if len(running) == 1:
-        return running[0].snapshot()
-    entries: list[protocol.OverviewEntry] = []
-    for follower in running:
-        found = follower.snapshot()
-        if found is None or found["type"] != "counts":
-            return None
-        entries += cast(list[protocol.OverviewEntry], found["queues"])
-    return protocol.overview_counts_message(entries)
-
-
-async def _read_counts(slug: str | None = None) -> protocol.CountsMessage | None:
-    """Counts for a page whose process has none yet (it started a moment ago, or another
-    process reads the event streams): one round trip, as a page load costs; only ``slug``'s
-    when it is given."""
-    try:
-        found = await counts.summaries(None if slug is None else [QueueRef.from_slug(slug)])
-    except Exception:  # Redis away: the status message says so, counts come when it is back
-        return None
-    entries = [counts_entry(s.ref, s.counts, s.paused) for s in found]
-    if slug is None:  # for the overview
-        overview = [protocol.overview_entry(entry) for entry in entries]
-        return protocol.overview_counts_message(overview)
-    return protocol.counts_message(entries)

@@ -25,6 +25,8 @@ from django.utils import translation
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess
 from dashboard.auth.viewer import ViewerKind
 from dashboard.live import render
+from dashboard.services import registry
+from dashboard.services.registry import Slot
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.live.protocol import LiveMessage
 
@@ -35,16 +37,22 @@ Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
 # says "stale" after 7 s of silence; the reader beats every 2 s).
 BEAT_NOT_NEEDED_WITHIN = 2.0
 AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
+GroupingOf = Callable[[], render.Grouping]  # how an overview page groups its queues now
 
 
 def everything() -> QueueAccess:
     return EVERYTHING
 
 
+def ungrouped() -> render.Grouping:
+    return render.UNGROUPED
+
+
 class Hub:
     def __init__(self) -> None:
-        # Each member's viewer kind, page language and queue access: who may be sent what.
-        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str, AccessOf]]] = {}
+        # Each member's viewer kind, page language, queue access and grouping: who may be sent
+        # what, and how.
+        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str, AccessOf, GroupingOf]]] = {}
         self.channel: str | None = None
         # When each page was last sent anything (monotonic seconds).
         self.last_sent: dict[Deliver, float] = {}
@@ -58,6 +66,7 @@ class Hub:
         kind: ViewerKind,
         language: str = "en",
         access_of: AccessOf = everything,
+        grouping_of: GroupingOf = ungrouped,
     ) -> None:
         layer = get_channel_layer()
         if layer is None:
@@ -69,7 +78,7 @@ class Hub:
             if group not in self.members:
                 self.members[group] = {}
                 await layer.group_add(group, self.channel)
-            self.members[group][deliver] = (kind, language, access_of)
+            self.members[group][deliver] = (kind, language, access_of, grouping_of)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -112,8 +121,8 @@ class Hub:
             heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
             narrowed: dict[Hashable, LiveMessage | None] = {}
             texts: dict[tuple[Hashable, str, str], str] = {}
-            variants: dict[tuple[Hashable, ViewerKind], str] = {}
-            for deliver, (kind, language, access_of) in list(members.items()):
+            variants: dict[tuple[Hashable, ViewerKind, render.Grouping], str] = {}
+            for deliver, (kind, language, access_of, grouping_of) in list(members.items()):
                 if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
                     continue
                 try:
@@ -124,13 +133,15 @@ class Hub:
                     seen = narrowed[audience]
                     if seen is None:
                         continue
-                    key = variants.get((audience, kind))
+                    grouping = grouping_of()
+                    key = variants.get((audience, kind, grouping))
                     if key is None:
-                        key = variants[audience, kind] = render.variant(seen, kind)
+                        key = render.variant(seen, kind, grouping)
+                        variants[audience, kind, grouping] = key
                     text = texts.get((audience, key, language))
                     if text is None:
                         with translation.override(language):
-                            text = render.encode(seen, kind)
+                            text = render.encode(seen, kind, grouping)
                         texts[audience, key, language] = text
                     self.last_sent[deliver] = now
                     await deliver(group, text)
@@ -157,19 +168,14 @@ def _is_beat(payload: Any) -> bool:
     return payload.get("type") == "status" and bool(payload.get("beat"))
 
 
-_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+HUB: Slot[Hub] = Slot("live-hub")
 
 
 def hub() -> Hub:
     """This event loop's hub (a server process runs one loop; tests run one per test)."""
-    loop = asyncio.get_running_loop()
-    found = _hubs.get(loop)
-    if found is None:
-        found = _hubs[loop] = Hub()
-    return found
+    return registry.kept(HUB, Hub)
 
 
 async def close() -> None:
-    found = _hubs.pop(asyncio.get_running_loop(), None)
-    if found is not None:
+    for found in await registry.stop(HUB):
         await found.close()

@@ -16,7 +16,9 @@ from django.template.loader import render_to_string
 
 from dashboard.auth.queue_access import QueueAccess
 from dashboard.auth.viewer import ViewerKind, can_act_on
+from dashboard.live.part_digest import digested
 from dashboard.pages.job_context import live_context
+from dashboard.pages.overview_list import group_key
 from queues.live.protocol import (
     CountsMessage,
     JobMessage,
@@ -30,6 +32,12 @@ from queues.live.protocol import (
 from queues.reads.jsontext import dumps, loads
 from queues.reads.keys import QueueRef
 from queues.reads.listing import JobPage
+
+# How an overview page groups its queues: (grouping, delimiter) as its list was rendered with
+# (dashboard/pages/overview_list.py); each queue's group then comes with its counts, so that
+# the page adds up a group's figures without deciding itself which queues are in it.
+Grouping = tuple[str, str]
+UNGROUPED: Grouping = ("", "")
 
 JOB_PARTS = (
     "bullpen/_job_state.html",
@@ -62,29 +70,37 @@ def seen_by(message: LiveMessage, access: QueueAccess) -> LiveMessage | None:
     return message
 
 
-def variant(message: LiveMessage, kind: ViewerKind) -> str:
+def variant(message: LiveMessage, kind: ViewerKind, grouping: Grouping = UNGROUPED) -> str:
     """Viewers whose variant is the same get the same text: one rendering serves them all."""
     if message["type"] == "batch":
-        parts = {variant(one, kind) for one in message["messages"]}  # type: ignore[typeddict-item]
-        return kind if parts - {""} else ""
+        inner = message["messages"]  # type: ignore[typeddict-item]
+        parts = {variant(one, kind, grouping) for one in inner}
+        return "|".join(sorted(parts)) if parts - {""} else ""
     if message["type"] == "job":
         return kind
     if message["type"] == "rows":
         return "select" if can_act_on(kind, message["queue"]) else "plain"  # type: ignore[typeddict-item]
+    if message["type"] == "counts" and grouping != UNGROUPED:
+        return "group:" + "\x1f".join(grouping)
     return ""
 
 
-def encode(message: LiveMessage, kind: ViewerKind) -> str:
-    return dumps(render(message, kind)).decode()
+def encode(message: LiveMessage, kind: ViewerKind, grouping: Grouping = UNGROUPED) -> str:
+    return dumps(render(message, kind, grouping)).decode()
 
 
-def render(message: LiveMessage, kind: ViewerKind) -> dict[str, Any]:
+def render(
+    message: LiveMessage, kind: ViewerKind, grouping: Grouping = UNGROUPED
+) -> dict[str, Any]:
     if message["type"] == "batch":
-        return {"type": "batch", "messages": [_one(m, kind) for m in message["messages"]]}  # type: ignore[typeddict-item]
-    return _one(message, kind)  # type: ignore[arg-type]
+        inner = message["messages"]  # type: ignore[typeddict-item]
+        return {"type": "batch", "messages": [_one(m, kind, grouping) for m in inner]}
+    return _one(message, kind, grouping)  # type: ignore[arg-type]
 
 
-def _one(message: OneMessage, kind: ViewerKind) -> dict[str, Any]:
+def _one(message: OneMessage, kind: ViewerKind, grouping: Grouping) -> dict[str, Any]:
+    if message["type"] == "counts" and grouping != UNGROUPED:
+        return _grouped(message, grouping)  # type: ignore[arg-type]
     if message["type"] == "rows":
         return _rows(message, kind)
     if message["type"] == "job":
@@ -123,7 +139,7 @@ def list_html(slug: str, page: JobPage, kind: ViewerKind, page_sizes: tuple[int,
 def job_html(slug: str, job: dict[str, Any], kind: ViewerKind) -> str:
     """The job page's live parts, each an element with an id the page swaps."""
     context = live_context(QueueRef.from_slug(slug), job, viewer=kind)
-    return "".join(render_to_string(name, context) for name in JOB_PARTS)
+    return "".join(digested(render_to_string(name, context)) for name in JOB_PARTS)
 
 
 def _rows(message: RowsMessage, kind: ViewerKind) -> dict[str, Any]:
@@ -216,3 +232,21 @@ def _logs(message: LogsMessage) -> dict[str, Any]:
         "count": len(message["lines"]),
         "html": html,
     }
+
+
+def _grouped(message: CountsMessage, grouping: Grouping) -> dict[str, Any]:
+    entries = [
+        {**entry, "group": group_of(entry["slug"], *grouping)} for entry in message["queues"]
+    ]
+    return {**message, "queues": entries}
+
+
+@functools.lru_cache(maxsize=50_000)
+def group_of(slug: str, how: str, delimiter: str) -> str:
+    """The group the overview's list puts the queue in (the same function decides both)."""
+    try:
+        ref = QueueRef.from_slug(slug)
+    except Exception:  # a slug no page shows a row for: in no group
+        return ""
+    fields = {"name": ref.name, "prefix": ref.prefix, "connection": ref.connection}
+    return group_key(fields, how, delimiter)

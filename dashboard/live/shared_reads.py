@@ -14,6 +14,9 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
+from dashboard.services import registry
+from dashboard.services.registry import Slot
+
 T = TypeVar("T")
 
 WINDOW = 0.05  # seconds a read waits for other pages to ask for the same thing
@@ -42,13 +45,9 @@ class SharedReads(Generic[T]):
                 del self._flights[key]
 
 
-_per_loop: dict[asyncio.AbstractEventLoop, SharedReads[str]] = {}
+LIST_READS: Slot[SharedReads[str]] = Slot("shared-list-reads")
 
 
 def list_reads() -> SharedReads[str]:
     """This event loop's shared reads of rendered job lists."""
-    loop = asyncio.get_running_loop()
-    found = _per_loop.get(loop)
-    if found is None:
-        found = _per_loop[loop] = SharedReads()
-    return found
+    return registry.kept(LIST_READS, SharedReads[str])

@@ -15,7 +15,7 @@ from django.core import signing
 from django.utils.crypto import constant_time_compare
 
 from dashboard.auth import basic_auth
-from dashboard.auth.principal import Principal
+from dashboard.auth.identity import Principal
 
 _SALT = "bullpen.websocket-ticket"
 MAX_AGE = 24 * 3600  # a page open longer reconnects once reloaded

@@ -19,7 +19,7 @@ from queues.live.count_estimate import CountEstimates, Effect
 from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
 from queues.live.protocol import CountsEntry, LiveMessage
-from queues.live.token_bucket import TokenBucket
+from queues.live.schedule import TokenBucket
 from queues.live.watching import Watching
 from queues.reads.keys import QueueRef
 from queues.reads.positioned_counts import read_positioned

@@ -13,11 +13,10 @@ saw), and turns events into a few kinds of message for the pages:
 * the Redis connection state.
 
 What one pass produces goes out as one message per topic (``{"type": "batch"}`` when there are
-several). A slow full refresh (``full_refresh`` seconds) finds new queues and re-reads watched
-ones; queues without events are re-read from a fixed budget per second (live/counts.py), which
-catches trimmed streams and queues written without events at a cost flat in their number. Only the
-process holding the lease reads Redis; how many pages watch changes what is sent, not what is
-read. Each of those jobs is a module of ``queues/live/``; the ``Follower`` below runs them.
+several). A full refresh (``full_refresh`` s) finds new queues; queues without events are re-read
+from a fixed budget a second (count_changes.py), at a cost flat in their number. Only the process
+holding the lease reads Redis; how many pages watch changes what is sent, not what is read; with
+no page open, only what history needs is read. The ``Follower`` below runs queues/live/'s parts.
 """
 
 from __future__ import annotations
@@ -26,13 +25,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.config.settings import get_config
+from queues.history.recorder import HistoryRecorder
 from queues.live import protocol as live_protocol
 from queues.live.count_changes import LiveCounts
 from queues.live.events import QueueEvent
@@ -46,6 +45,7 @@ from queues.live.progress import ProgressUpdates
 from queues.live.protocol import LiveMessage
 from queues.live.rows import RowChanges
 from queues.live.schedule import Chores, Later, Periodic
+from queues.live.settings import LiveSettings
 from queues.live.status import REDIS_ERRORS, RedisStatus
 from queues.live.streams import StreamReader
 from queues.live.watching import Watching
@@ -60,53 +60,6 @@ log = logging.getLogger("bullpen.live")
 # Seconds beyond one blocking read and its pause within which the reader must have caught up
 # for this process's counts to be handed to a page as they are.
 READER_SLACK = 1.0
-
-
-@dataclass
-class LiveSettings:
-    # Counts move with the events (count_estimate.py); an exact re-read follows an event the
-    # estimate cannot follow within counts_interval, and any change within resync_interval.
-    counts_interval: float = 0.25
-    resync_interval: float = 5.0
-    batch_window: float = 0.02
-    # Pause after a read that returned events, so that a busy stream is read in batches.
-    read_pause: float = 0.1
-    # Job hashes read for watched queue pages, per second (the newest changes first); other
-    # state changes go out without their hash (the page moves or drops those rows).
-    row_reads_per_second: float = 6.0
-    full_refresh: float = 30.0
-    # Every queue's counts go to the overviews this often, changed or not (otherwise only
-    # what changed, and everything when a reader starts or Redis or the channel layer is back):
-    # a page that missed a message is right again within this long.
-    resend_counts: float = 300.0
-    # At most this many queues a second are re-read although no event moved them (those not
-    # read for full_refresh seconds, the longest unread first): 5 is ~2,400 commands a minute
-    # at most, whatever the number of queues.
-    quiet_reads_per_second: float = 5.0
-    # New queues are looked for this often (through discovery's cache, DISCOVERY_INTERVAL).
-    discover_interval: float = 5.0
-    logs_interval: float = 1.0
-    interest_interval: float = 1.0
-    block_ms: int = 1000
-    lease_ttl_ms: int = 5000
-    # The reader's heartbeat to the pages: pages that miss three mark their figures stale.
-    heartbeat_interval: float = 2.0
-    # Pages served through a Redis channel layer subscribe again on their own schedule after
-    # its Redis comes back (about a second): what is sent before that reaches nobody, so
-    # everything is sent again this long after the layer takes messages again.
-    layer_resubscribe_grace: float = 3.0
-    # While an overview is open, keys a second walked to notice new queues (new_queues.py).
-    new_queue_scan_keys: int = 20000
-    # The websocket (dashboard/live/consumers.py): watches one socket may hold, sockets one client
-    # may keep open in one process, and seconds between checks that its user may still read.
-    max_watches: int = 50
-    max_sockets_per_client: int = 20
-    auth_recheck_interval: float = 30.0
-
-    @classmethod
-    def from_config(cls) -> LiveSettings:
-        given = get_config().get("LIVE", {}) or {}
-        return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
 
 
 class Follower:
@@ -133,6 +86,7 @@ class Follower:
             resend_counts=Periodic(s.resend_counts),
             discover=Periodic(s.discover_interval),
             adopt=Periodic(1.0),
+            scan_unwatched=Periodic(s.new_queue_scan_unwatched),
             flush_samples=Periodic(5.0),
             tail_logs=Periodic(s.logs_interval),
             resend_again=Later(),
@@ -161,11 +115,21 @@ class Follower:
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
         self.sampler = MinuteSampler()
+        # Job history (queues/history/): recorded whether or not a page is open, so the
+        # reader keeps reading without watchers while it is on.
+        self.history = HistoryRecorder() if get_config()["HISTORY_RECORDING"] else None
+        self.record_history = Periodic(1.0)
         scanner = NewQueueScanner(
             list(get_config()["PREFIXES"]), s.new_queue_scan_keys, self.connection
         )
         self.following = QueueFollowing(
-            self.streams, self.counts, self.watching, scanner, self.connection, self.status
+            self.streams,
+            self.counts,
+            self.watching,
+            scanner,
+            self.connection,
+            self.status,
+            self.outbox,
         )
 
     @property
@@ -224,13 +188,15 @@ class Follower:
     # ---- events ---------------------------------------------------------------------------
 
     def _may_read(self) -> bool:
-        return self.leader and not self.watching.idle
+        return self.leader and (self.history is not None or not self.watching.idle)
 
     def _take(self, ref: QueueRef, event: QueueEvent) -> None:
         if event.event == "progress":
             self.progress.take(ref, event)
             return
         self.sampler.add(ref, event.event, event.at_ms)
+        if self.history is not None:
+            self.history.take(ref, event)
         self.counts.take(ref, event)
         self.rows.take(ref, event)
 
@@ -279,6 +245,8 @@ class Follower:
             elif was_leader and not leadership.leader:
                 log.info("live updates: another process reads the event streams now")
                 self.counts.forget_sent()
+                if self.history is not None:
+                    self.history.forget()
         if leadership.registry.changed or chores.publish_interest.due():
             await leadership.publish_interest(redis)
         if not self.leader:
@@ -290,12 +258,17 @@ class Follower:
             self.outbox.emit(("status",), beat)
         if chores.read_interest.due():
             woke = watching.everywhere(await leadership.read_interest(redis))
-            if woke:
+            if woke and self.history is None:
                 self._restart_streams()
+            elif woke:  # streams read all along (history), counts left to drift: read afresh
+                self.counts.restart()
+                self._send_everything_soon()
         # This process's own pages count at once, not after the next exchange of interest.
         watching.add_own(leadership.registry)
         if watching.idle:
-            return  # nobody watches any page: read nothing until someone does
+            if self.history is not None:
+                await self._record_unwatched(redis)
+            return  # nobody watches any page: read no counts until someone does
         if chores.resend_again.due():
             self._send_everything_soon()
         if chores.full_refresh.due():
@@ -306,21 +279,41 @@ class Follower:
             await self.following.discovered(redis)
         elif chores.adopt.due():
             await self.following.watched(redis)
-            if watching.overview:
+            # New queues: looked for every second while an overview is open, else now and then.
+            unwatched = self.history is not None and chores.scan_unwatched.due()
+            if watching.overview or unwatched:
                 await self.following.newly_created(redis)
         self.progress.flush()
         await self.rows.flush()
         await self.counts.flush()
         await self.counts.verify_quiet()
-        if chores.flush_samples.due():
-            await self._flush_samples(redis)
+        await self._samples_and_history(redis)
         if watching.jobs and chores.tail_logs.due():
             await self.logs.flush(redis)
+
+    async def _record_unwatched(self, redis: aioredis.Redis) -> None:
+        """Nobody watches: only what history and the last hour's samples need; no counts are
+        read or sent (the rows and progress taken are dropped, unread)."""
+        if self.chores.discover.due():
+            await self.following.discovered(redis)
+        if self.chores.scan_unwatched.due():
+            await self.following.newly_created(redis)
+        self.progress.flush()
+        await self.rows.flush()
+        await self._samples_and_history(redis)
+
+    async def _samples_and_history(self, redis: aioredis.Redis) -> None:
+        if self.chores.flush_samples.due():
+            await self._flush_samples(redis)
+        if self.history is not None and self.record_history.due():
+            await self._record_history(redis)
 
     def _restart_streams(self) -> None:
         """After a time of not reading (idle, or another process held the lease): start again
         from the streams' ends, with fresh counts, rather than replay what the counts hold."""
         self.streams.forget_all()
+        if self.history is not None:
+            self.history.restart()
         self.rows.clear()
         self.counts.restart()
         self._send_everything_soon()
@@ -343,6 +336,14 @@ class Follower:
             self.status.accepted("samples")
         except ResponseError as error:
             self.status.refused("samples", error)
+
+    async def _record_history(self, redis: aioredis.Redis) -> None:
+        assert self.history is not None
+        try:
+            await self.history.flush(redis, self.streams.refs.values(), int(time.time() * 1000))
+            self.status.accepted("history")
+        except ResponseError as error:
+            self.status.refused("history", error)
 
     async def _set_redis_ok(self, ok: bool, detail: str = "") -> None:
         if not self.status.change(ok, detail):

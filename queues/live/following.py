@@ -10,6 +10,8 @@ from redis.exceptions import ResponseError
 from queues.live import seen_queues
 from queues.live.count_changes import LiveCounts
 from queues.live.new_queues import NewQueueScanner
+from queues.live.outbox import Outbox
+from queues.live.protocol import followed_message
 from queues.live.status import RedisStatus
 from queues.live.streams import StreamReader
 from queues.live.watching import Watching
@@ -26,6 +28,7 @@ class QueueFollowing:
         new_queues: NewQueueScanner,
         connection: str,
         status: RedisStatus,
+        outbox: Outbox,
     ) -> None:
         self.status = status  # where a refused write is said
         self.connection = connection  # the Redis whose queues are followed
@@ -33,6 +36,7 @@ class QueueFollowing:
         self.counts = counts
         self.watching = watching
         self.new_queues = new_queues
+        self.outbox = outbox
 
     async def discovered(self, redis: aioredis.Redis) -> Discovered:
         """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
@@ -85,3 +89,9 @@ class QueueFollowing:
     async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         await self.streams.follow(redis, new)
         await self.counts.read_exact(new)
+        followed = {ref.slug for ref in new if self.streams.follows(ref)}
+        for slug in followed & self.watching.queues:
+            self.outbox.emit(("queue", slug), followed_message(slug))
+        for slug, job_id in self.watching.jobs:
+            if slug in followed:
+                self.outbox.emit(("job", slug, job_id), followed_message(slug))

@@ -1,4 +1,6 @@
-"""Noticing new queues within a second or two while someone watches the overview.
+"""Noticing new queues within a second or two while someone watches the overview, and now and
+then while history records with nobody watching (what a new queue's jobs did before it was
+noticed is back-filled from the jobs BullMQ keeps).
 
 Discovery's full SCAN is cached for ``DISCOVERY_INTERVAL`` seconds (30 by default): fine for
 pages, too slow for an overview that should show a queue as soon as BullMQ creates it. BullMQ

@@ -112,9 +112,17 @@ class BulkMessage(TypedDict):
     action: str
     done: int
     total: int
-    id: str  # the background action's id
+    id: str  # the bulk action's id
     state: str  # queued, running, done, cancelled, interrupted, failed
     text: str  # once finished: what it did, as the page confirms it
+
+
+class FollowedMessage(TypedDict):
+    """The reader follows a watched queue's events from now on: what happened between a page's
+    read and this moment is not in them, so the page asks for its list or job again."""
+
+    type: Literal["followed"]
+    queue: str
 
 
 OneMessage = (
@@ -125,6 +133,7 @@ OneMessage = (
     | JobMessage
     | LogsMessage
     | BulkMessage
+    | FollowedMessage
 )
 
 
@@ -193,6 +202,10 @@ def progress_message(
 
 def rows_message(queue: str, rows: list[RowChange], removed: list[Removal]) -> RowsMessage:
     return {"type": "rows", "queue": queue, "rows": rows, "removed": removed}
+
+
+def followed_message(queue: str) -> FollowedMessage:
+    return {"type": "followed", "queue": queue}
 
 
 def job_message(queue: str, job: dict[str, Any]) -> JobMessage:

@@ -11,7 +11,7 @@ from queues.live import protocol as live_protocol
 from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
 from queues.live.protocol import Removal, RowChange
-from queues.live.token_bucket import TokenBucket
+from queues.live.schedule import TokenBucket
 from queues.live.watching import Watching
 from queues.reads.detail import job_live_view
 from queues.reads.keys import QueueRef

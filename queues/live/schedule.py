@@ -1,4 +1,5 @@
-"""When the follower's periodic chores are next due."""
+"""The follower's pace: when its periodic chores are next due, and how many reads its budgets
+(job rows, quiet queues' counts) allow now."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class Chores:
     resend_counts: Periodic
     discover: Periodic
     adopt: Periodic
+    scan_unwatched: Periodic
     flush_samples: Periodic
     tail_logs: Periodic
     resend_again: Later
@@ -63,3 +65,26 @@ class Chores:
             timer = getattr(self, chore.name)
             if isinstance(timer, Periodic):
                 timer.hurry()
+
+
+class TokenBucket:
+    """Reads allowed per second, saved up for at most one second."""
+
+    def __init__(self, per_second: float, batch: int) -> None:
+        self.per_second = per_second
+        # Reads are granted in batches of at least this many (each read is a script call).
+        self.batch = batch
+        self.tokens = 0.0
+        self.filled_at = time.monotonic()
+
+    def take(self, wanted: int) -> int:
+        """How many of ``wanted`` reads may be done now (0 until a batch is saved up)."""
+        now = time.monotonic()
+        rate = self.per_second
+        self.tokens = min(rate, self.tokens + (now - self.filled_at) * rate)
+        self.filled_at = now
+        if self.tokens < min(wanted, self.batch):
+            return 0
+        granted = min(wanted, int(self.tokens))
+        self.tokens -= granted
+        return granted

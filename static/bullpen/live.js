@@ -33,23 +33,9 @@
 
   function statusEl() { return document.getElementById("live-status"); }
 
-  // The page's words for what this script writes (rendered by the server in the page's
-  // language, data-text on <body>), English when a page has none.
-  function say(key, english, values) {
-    var words = {};
-    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
-    var text = words[key] || english;
-    Object.keys(values || {}).forEach(function (name) { text = text.split("{" + name + "}").join(values[name]); });
-    return text;
-  }
-
-  // Counts grouped as the page's language writes them (12,345 / 12.345), as the server does.
-  var numbers = null;
-  function count(n) {
-    if (typeof n !== "number") return n;
-    if (!numbers) numbers = new Intl.NumberFormat(document.documentElement.lang || "en");
-    return numbers.format(n);
-  }
+  // The page's words and counts, as the server writes them in its language (util.js).
+  var say = window.bullpenUtil.say;
+  var count = window.bullpenUtil.count;
 
   function setStatus(state, text) {
     var el = statusEl();
@@ -82,7 +68,7 @@
     el.dataset.subscribed = "1";
     var watch = spec();
     send({ reset: true });
-    if (watch.watch === "overview") watch.shown = shownQueues();
+    if (watch.watch === "overview") watch = overviewWatch();
     if (watch.watch) send(watch);
     watchOutage();
   }
@@ -226,40 +212,49 @@
     else if (message.type === "job") applyJob(message);
     else if (message.type === "logs") applyLogs(message);
     else if (message.type === "bulk") applyBulk(message);
+    else if (message.type === "followed") readAgain(message);
     document.dispatchEvent(new CustomEvent("bullpen:live", { detail: message }));
   }
 
   // ---- inserting server markup ---------------------------------------------------------------
-  function parse(html) {
-    var template = document.createElement("template");
-    template.innerHTML = html;
-    return template.content;
-  }
+  var parse = window.bullpenUtil.parse;
 
   function adopt(el) {
     if (window.htmx) window.htmx.process(el);
   }
 
+  // Parts of the page (a job's state, actions, facts) rendered again by the server: htmx swaps
+  // each for the part with its id, as it swaps a response's out-of-band parts.
   function swapById(html) {
-    Array.prototype.slice.call(parse(html).children).forEach(function (el) {
-      var old = el.id ? document.getElementById(el.id) : null;
-      if (!old) return;
-      // An open "Edit data" keeps its form while the state around it changes.
-      var openDetails = old.querySelector && old.querySelector("details.edit-data[open]");
-      var keep = openDetails && el.querySelector("details.edit-data");
-      if (keep) keep.replaceWith(openDetails);
-      keepTypedForms(old, el);
-      old.replaceWith(el);
-      adopt(el);
+    // A part whose digest is the one shown is left in place: an identical copy swapped in
+    // under a finger would lose its click.
+    var ids = Array.prototype.filter.call(parse(html).children, function (el) {
+      var old = el.id && document.getElementById(el.id);
+      return old && !(el.dataset.digest && el.dataset.digest === old.dataset.digest);
+    }).map(function (el) { return el.id; });
+    if (!ids.length || !window.htmx) return;
+    var kept = [];
+    ids.forEach(function (id) { kept = kept.concat(keptParts(document.getElementById(id))); });
+    window.htmx.swap(document.body, html, { swapStyle: "none" },
+      { selectOOB: ids.map(function (id) { return "#" + id; }).join(",") });
+    kept.forEach(function (part) {
+      var fresh = document.getElementById(part.id);
+      var twin = fresh && fresh.querySelector(part.selector);
+      if (twin) twin.replaceWith(part.node);
     });
     times();
   }
 
-  // A form someone has typed in (a reschedule delay, a priority) keeps what they typed when
-  // the part around it is swapped: a fresh copy would quietly put its default value back.
-  function keepTypedForms(old, fresh) {
-    if (!old.querySelectorAll) return;
+  // What someone is using in a part about to be swapped, taken out of it (so htmx does not
+  // clean it up) to go back in its place: an open "Edit data" keeps its form while the state
+  // around it changes, and a form they typed in (a reschedule delay, a priority) keeps what
+  // they typed, where a fresh copy would quietly put its default value back.
+  function keptParts(old) {
+    var kept = [];
+    var openDetails = old.querySelector("details.edit-data[open]");
+    if (openDetails) kept.push({ node: openDetails, selector: "details.edit-data" });
     Array.prototype.forEach.call(old.querySelectorAll("form[hx-post]"), function (form) {
+      if (openDetails && openDetails.contains(form)) return;
       var typed = form.contains(document.activeElement) ||
         Array.prototype.some.call(form.elements, function (input) {
           if (input.type === "checkbox" || input.type === "radio") {
@@ -267,13 +262,10 @@
           }
           return "defaultValue" in input && input.value !== input.defaultValue;
         });
-      if (!typed) return;
-      var action = form.getAttribute("hx-post");
-      var twin = Array.prototype.find.call(fresh.querySelectorAll("form[hx-post]"), function (f) {
-        return f.getAttribute("hx-post") === action;
-      });
-      if (twin) twin.replaceWith(form);
+      if (typed) kept.push({ node: form, selector: 'form[hx-post="' + CSS.escape(form.getAttribute("hx-post")) + '"]' });
     });
+    kept.forEach(function (part) { part.id = old.id; part.node.remove(); });
+    return kept;
   }
 
   function times() { window.dispatchEvent(new Event("bullpen:times")); }
@@ -300,6 +292,7 @@
       if (watch.state in queue.counts) {
         var before = document.querySelector('.total[data-state="' + watch.state + '"]');
         var changed = before && before.dataset.count !== String(queue.counts[watch.state]);
+        if (changed) forgetListDigest();
         if (before) before.dataset.count = queue.counts[watch.state];
         setText(before, queue.counts[watch.state]);
         var pages = Math.max(1, Math.ceil(queue.counts[watch.state] / (watch.per_page || 50)));
@@ -312,6 +305,9 @@
       }
       var qbadge = document.querySelector("h1 .badge.paused");
       if (qbadge) qbadge.hidden = !queue.paused;
+      // A reason is only ever rendered for a paused queue: a resume elsewhere hides it.
+      var qreason = document.querySelector("h1 .pause-reason");
+      if (qreason) qreason.hidden = !queue.paused;
     }
   }
 
@@ -329,6 +325,17 @@
 
   function listEl() { return document.getElementById("overview-list"); }
 
+  function overviewWatch() {
+    // What the overview shows and how its list groups the queues (as the server rendered it).
+    var list = listEl(), watch = spec();
+    watch.shown = shownQueues();
+    if (list && list.dataset.group) {
+      watch.group = list.dataset.group;
+      watch.delimiter = list.dataset.delimiter || "";
+    }
+    return watch;
+  }
+
   function shownQueues() {
     return Array.prototype.map.call(document.querySelectorAll("tr[data-queue]"), function (row) {
       return row.dataset.queue;
@@ -341,7 +348,7 @@
     if (spec().watch !== "overview" || !listEl()) return;
     var target = event.detail && event.detail.target;
     if (!target || !(target.id === "overview-list" || target.closest && target.closest("#overview-list"))) return;
-    send({ watch: "overview", shown: shownQueues() });
+    send(overviewWatch());
   });
 
   function rowsBySlug() {
@@ -365,28 +372,17 @@
       var link = cell.querySelector("a");
       if (link && link.textContent !== String(count(n))) {
         link.textContent = count(n);
+        // Its name says the number too, in the server's words for the state and the queue.
+        link.setAttribute("aria-label", say("count_label_" + cell.dataset.state,
+          link.getAttribute("aria-label"), { n: n, queue: row.dataset.queueName }));
         cell.classList.toggle("zero", !n);
         flash(cell);
       }
     });
     var badge = row.querySelector(".badge.paused");
     if (badge) badge.hidden = !queue.paused;
-  }
-
-  function groupOf(queue, list) {
-    var grouping = list.dataset.group, delimiter = list.dataset.delimiter;
-    var name = queue.name || queue.slug;  // left out when it is the slug
-    var cut = queue.slug.lastIndexOf(":");
-    if (grouping === "prefix") return cut < 0 ? list.dataset.firstPrefix : queue.slug.slice(0, cut);
-    if (grouping === "connection") {
-      // With several connections a slug ends with "@<connection>"; with one it names none.
-      var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
-      var tail = queue.slug.slice(queue.slug.lastIndexOf("@") + 1);
-      return names.indexOf(tail) >= 0 ? tail : list.dataset.firstConnection;
-    }
-    var at = grouping === "head" ? name.indexOf(delimiter) : name.lastIndexOf(delimiter);
-    if (!delimiter || at < 0) return name;
-    return grouping === "head" ? name.slice(0, at) : name.slice(at + delimiter.length);
+    var reason = row.querySelector(".pause-reason");
+    if (reason) reason.hidden = !queue.paused;
   }
 
   var refreshTimer = null;
@@ -400,7 +396,8 @@
     var grouped = list.querySelectorAll("tbody.group[data-group]");
     Object.keys(state.queues).forEach(function (slug) {
       var queue = state.queues[slug];
-      var key = grouped.length ? groupOf(queue, list) : null;
+      // Each queue's group comes with its counts: the server decides it as it renders the list.
+      var key = grouped.length && typeof queue.group === "string" ? queue.group : null;
       Object.keys(queue.counts).forEach(function (name) {
         totals[name] = (totals[name] || 0) + queue.counts[name];
         if (key !== null) {
@@ -515,11 +512,18 @@
     }
   }
 
+  function forgetListDigest() {
+    // The list no longer holds what the server rendered: the next list it sends is swapped in.
+    var list = document.getElementById("job-list");
+    if (list) delete list.dataset.digest;
+  }
+
   function applyRows(message) {
     var watch = spec();
     if (watch.watch !== "queue" || watch.queue !== message.queue) return;
     var body = listBody();
     if (!body) return;
+    forgetListDigest();
     message.removed.forEach(function (gone) {
       var tr = body.querySelector('tr[data-job-id="' + CSS.escape(gone.id) + '"]');
       if (tr) tr.remove();
@@ -555,14 +559,22 @@
     var watch = spec();
     var old = document.getElementById("job-list");
     if (watch.watch !== "queue" || watch.queue !== message.queue || !old) return;
+    if (!window.htmx) return;
+    var news = document.querySelector("p.news");
+    var incoming = parse(message.html).firstElementChild;
+    if (old.dataset.digest && incoming && incoming.dataset.digest === old.dataset.digest) {
+      // The same list as shown: nothing is swapped under a finger or the keyboard's focus.
+      if (news) news.hidden = true;
+      return;
+    }
     var checked = {};
     old.querySelectorAll(".job-select:checked").forEach(function (box) { checked[box.value] = true; });
-    var fresh = parse(message.html).firstElementChild;
+    var hidden = old.hidden;  // a search in progress keeps the list out of sight
+    window.htmx.swap(old, message.html, { swapStyle: "outerHTML" });
+    var fresh = document.getElementById("job-list");
+    if (!fresh) return;
     fresh.querySelectorAll(".job-select").forEach(function (box) { box.checked = !!checked[box.value]; });
-    fresh.hidden = old.hidden;  // a search in progress keeps the list out of sight
-    old.replaceWith(fresh);
-    adopt(fresh);
-    var news = document.querySelector("p.news");
+    fresh.hidden = hidden;
     if (news) news.hidden = true;
     times();
   }
@@ -573,6 +585,13 @@
     if (watch.watch === "queue") send(watch);
   }
 
+  function readAgain(message) {
+    // The reader follows this queue's events only from now: what changed before that reached
+    // no page, so the list or job is asked for again (swapped only where it differs).
+    var watch = spec();
+    if (watch.queue === message.queue && (watch.watch === "queue" || watch.watch === "job")) send(watch);
+  }
+
   // ---- progress, one job, logs, bulk actions --------------------------------------------------
   function applyProgress(message) {
     var watch = spec();
@@ -581,7 +600,8 @@
       if (message.scope === "queue" && watch.watch === "queue") {
         var row = document.querySelector('#job-list tr[data-job-id="' + CSS.escape(update.id) + '"]');
         var cell = row && row.querySelector(".progress-cell");
-        if (cell) cell.replaceChildren(parse(message.cells[update.cell]));
+        if (cell) forgetListDigest();
+        if (cell && window.htmx) window.htmx.swap(cell, message.cells[update.cell], { swapStyle: "innerHTML" });
       } else if (message.scope === "job" && watch.watch === "job" && watch.id === update.id) {
         swapById(message.cells[update.cell]);
       }

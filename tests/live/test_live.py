@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from channels.sessions import SessionMiddlewareStack
 from channels.testing import WebsocketCommunicator
+from django.test import override_settings
 
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer, _under_session_wrappers
-from tests.support.live_reads import Message, _unread, counts_of, run_peer, wait_for
+from tests.support.live_reads import (
+    Message,
+    _unread,
+    counts_of,
+    follower_tails_log,
+    run_peer,
+    wait_for,
+)
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
 
@@ -63,8 +72,17 @@ async def test_counts_follow_node_adding_processing_and_failing(
     await wait_for(socket, lambda m: (counts_of(m, "mail") or {}).get("failed") == 1)
 
 
+@pytest.fixture
+def rows_read_without_budget(bullpen_settings: dict[str, Any]) -> Iterator[None]:
+    """Every changed row read in full: a burst of a fast worker's events would otherwise
+    spend the row-read budget and send some rows state-only (a budget tested elsewhere)."""
+    live = {"row_reads_per_second": 10_000}
+    with override_settings(BULLPEN={**bullpen_settings, "LIVE": live}):
+        yield
+
+
 async def test_queue_watch_gets_rows_and_progress(
-    socket: WebsocketCommunicator, peer: Peer
+    rows_read_without_budget: None, socket: WebsocketCommunicator, peer: Peer
 ) -> None:
     await run_peer(peer, "add", "--queue", "img", "--name", "first", "--data", "{}")
     await socket.send_json_to({"watch": "queue", "queue": "img"})
@@ -114,7 +132,7 @@ async def test_job_watch_gets_state_and_new_log_lines(
     job_id = added["id"]
     await wait_for(socket, lambda m: m["type"] == "status")
     await socket.send_json_to({"watch": "job", "queue": "docs", "id": job_id})
-    await asyncio.sleep(2)  # the follower notes the current log length first
+    await follower_tails_log(job_id)
     await run_peer(peer, "work", "--queue", "docs", "--count", "1", "--progress")
     state, _ = await wait_for(
         socket, lambda m: m["type"] == "job" and m["state"] == "completed", timeout=20
@@ -200,3 +218,69 @@ async def test_live_messages_go_out_beneath_the_session_middleware() -> None:
     assert handed["send"] is not transport_send
     assert _under_session_wrappers(handed["send"]) is transport_send
     assert _under_session_wrappers(transport_send) is transport_send
+
+
+async def test_the_first_job_message_matches_the_page_part_for_part(
+    socket: WebsocketCommunicator, peer: Peer, async_client: Any
+) -> None:
+    """A job page's socket is sent the job right after it subscribes; while the job has not
+    changed, every part carries the digest the page shows, so the page swaps none of them."""
+    scenario = await run_peer(peer, "scenario", "--queue", "shop")
+    for state in ("failed", "completed", "delayed"):
+        job_id = scenario["ids"][state][0]
+        page = (await async_client.get(f"/queues/q/shop/jobs/{job_id}/")).content.decode()
+        shown = _digests(page)
+        await wait_for(socket, lambda m: m["type"] == "status")
+        await socket.send_json_to({"watch": "job", "queue": "shop", "id": job_id})
+        message, _ = await wait_for(socket, lambda m, j=job_id: m["type"] == "job" and m["id"] == j)
+        sent = _digests(message["html"])
+        assert set(sent) >= {"job-state", "job-actions", "job-facts", "job-progress"}, state
+        assert {part: shown.get(part) for part in sent} == sent, state
+
+
+async def test_a_page_is_told_when_its_queue_is_followed_from_then_on(
+    socket: WebsocketCommunicator, peer: Peer
+) -> None:
+    """A queue created after the reader started is followed from its stream's end once a page
+    watches it: what happened before is in no event, so the page is told to read again."""
+    await wait_for(socket, lambda m: m["type"] == "status")
+    await run_peer(peer, "add", "--queue", "late", "--name", "a", "--data", "{}")
+    await socket.send_json_to({"watch": "queue", "queue": "late"})
+    told, _ = await wait_for(socket, lambda m: m["type"] == "followed")
+    assert told == {"type": "followed", "queue": "late"}
+    follower = channel_groups.ensure_started()
+    assert any(ref.name == "late" for ref in follower.streams.refs.values())
+
+
+async def test_a_grouped_overview_gets_each_queue_s_group_with_its_counts(
+    socket: WebsocketCommunicator, peer: Peer
+) -> None:
+    """The server decides which group a queue is in, as it renders the list; the page only adds
+    up. Another grouping, sent again, is used from then on."""
+    await run_peer(peer, "add", "--queue", "eu-mail", "--name", "a", "--data", "{}")
+    await run_peer(peer, "add", "--queue", "us-mail", "--name", "a", "--data", "{}")
+    await wait_for(socket, lambda m: m["type"] == "status")
+
+    def groups(message: Message) -> dict[str, str]:
+        if message["type"] != "counts":
+            return {}
+        return {entry["slug"]: entry.get("group") for entry in message["queues"]}
+
+    await socket.send_json_to({"watch": "overview", "group": "head", "delimiter": "-"})
+    found, _ = await wait_for(socket, lambda m: "us-mail" in groups(m) and "eu-mail" in groups(m))
+    assert groups(found) == {"eu-mail": "eu", "us-mail": "us"}
+    await socket.send_json_to({"watch": "overview", "group": "tail", "delimiter": "-"})
+    found, _ = await wait_for(socket, lambda m: groups(m).get("eu-mail") == "mail")
+    assert groups(found)["us-mail"] == "mail"
+    await socket.send_json_to({"watch": "overview"})  # not grouped: no group is sent
+    found, _ = await wait_for(socket, lambda m: "eu-mail" in groups(m))
+    assert groups(found) == {"eu-mail": None, "us-mail": None}
+    await socket.send_json_to({"watch": "overview", "group": "sideways"})
+    refused, _ = await wait_for(socket, lambda m: m["type"] == "error")
+    assert "group must be one of" in refused["error"]
+
+
+def _digests(html: str) -> dict[str, str]:
+    """Each live part's id and digest."""
+    pairs = re.findall(r'<\w+ data-digest="(\w+)"[^>]*? id="([\w-]+)"', html)
+    return {part: digest for digest, part in pairs}

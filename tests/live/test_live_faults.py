@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import websockets
 from channels.testing import WebsocketCommunicator
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -112,8 +112,7 @@ async def test_a_page_says_stale_when_updates_stop_and_live_when_they_resume(
 ) -> None:
     server = server_with_redis_layer
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page()
         await page.goto(f"{server.url}/queues/")
         await expect(page.locator("#live-status")).to_have_text("live")
@@ -125,7 +124,6 @@ async def test_a_page_says_stale_when_updates_stop_and_live_when_they_resume(
             re.compile(r"^(stale|reconnecting…)$"), timeout=15000
         )
         await expect(page.locator("body")).to_have_class("stale")
-        await page.screenshot(path=tmp_path / "stale.png", full_page=True)
         layer_redis.start()
         await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "b", "--data", "{}")
         await expect(page.locator("#live-status")).to_have_text("live", timeout=15000)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,29 +13,17 @@ from django.test import override_settings
 
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer
+from dashboard.services import registry as services_registry
 from queues.cancelling import cancel_and_wait
-from queues.live.follower import Follower, LiveSettings
+from queues.live.follower import Follower
 from queues.live.interest import Interest
-from queues.live.protocol import LiveMessage, Topic
+from queues.live.settings import LiveSettings
+from tests.support.live_reads import found_within, publish_nowhere
 
 # Channels closes stale database connections around each websocket event.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 INTEREST_KEY = "bullpen:live:interest"
-
-
-async def until(check: Callable[[], Any], within: float = 10) -> Any:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not within {within}s")
-
-
-async def publish_nowhere(topic: Topic, message: LiveMessage) -> None:
-    pass
 
 
 async def test_a_follower_publishes_the_registry_it_is_given(redis_client: Any) -> None:
@@ -51,14 +37,14 @@ async def test_a_follower_publishes_the_registry_it_is_given(redis_client: Any) 
         return [json.loads(raw) for raw in redis_client.hgetall(INTEREST_KEY).values()]
 
     try:
-        [entry] = await until(published)
+        [entry] = await found_within(published)
         assert entry["queues"] == ["mail"] and entry["jobs"] == [["mail", "7"]]
         assert not entry["overview"]
         # The only process here is the reader, and serves what its registry holds.
-        await until(lambda: follower.leader and "mail" in follower.watching.queues)
+        await found_within(lambda: follower.leader and "mail" in follower.watching.queues)
         registry.unwatch_queue("mail")
         registry.watch_overview()
-        [entry] = await until(lambda: [e for e in published() if e["overview"]])
+        [entry] = await found_within(lambda: [e for e in published() if e["overview"]])
         assert entry["queues"] == [] and entry["jobs"] == [["mail", "7"]]
     finally:
         await cancel_and_wait(running)
@@ -77,7 +63,7 @@ async def test_a_pages_watches_are_counted_in_its_process_until_it_closes(
             await socket.send_json_to({"watch": "overview"})
             await socket.send_json_to({"watch": "queue", "queue": "mail"})
             await socket.send_json_to({"watch": "job", "queue": "mail", "id": "7"})
-            await until(lambda: registry.jobs)
+            await found_within(lambda: registry.jobs)
             assert registry.overview == 1 and registry.queues == {"mail": 1}
             assert registry.jobs == {("mail", "7"): 1}
             await socket.disconnect()
@@ -89,7 +75,7 @@ async def test_a_pages_watches_are_counted_in_its_process_until_it_closes(
 async def test_a_new_supervisor_keeps_the_watches_of_the_pages_still_open() -> None:
     registry = channel_groups.interest()
     registry.watch_queue("mail")
-    await cancel_and_wait(channel_groups._running[asyncio.get_running_loop()][1])
+    await cancel_and_wait(services_registry.task_of(channel_groups.LIVE_READER))
     try:
         assert channel_groups.interest() is registry
         assert channel_groups.ensure_started().leadership.registry is registry

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,10 +16,11 @@ from django.test import override_settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from queues.cancelling import cancel_and_wait
-from queues.live.follower import Follower, LiveSettings
+from queues.live.follower import Follower
 from queues.live.interest import Interest
-from queues.live.protocol import LiveMessage, Topic
+from queues.live.settings import LiveSettings
 from queues.redis.clients import get_client
+from tests.support.live_reads import found_within, publish_nowhere
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
 
@@ -80,17 +81,6 @@ async def gate(redis_server: RedisServer) -> AsyncIterator[Gate]:
     await found.close()
 
 
-async def publish_nowhere(topic: Topic, message: LiveMessage) -> None:
-    pass
-
-
-async def until(check: Callable[[], Any], within: float = 15) -> None:
-    deadline = time.monotonic() + within
-    while not check():
-        assert time.monotonic() < deadline, f"not within {within} s"
-        await asyncio.sleep(0.01)
-
-
 async def test_open_pages_hear_at_once_that_redis_went_away(
     peer: Peer, gate: Gate, bullpen_settings: dict[str, Any]
 ) -> None:
@@ -103,9 +93,9 @@ async def test_open_pages_hear_at_once_that_redis_went_away(
         follower = Follower(publish_nowhere, registry, LiveSettings(lease_ttl_ms=2000))
         running = asyncio.ensure_future(follower.run())
         try:
-            await until(lambda: follower.redis_ok and follower.streams.refs)
+            await found_within(lambda: follower.redis_ok and follower.streams.refs)
             gate.shut()
-            await until(lambda: follower.redis_ok is False)
+            await found_within(lambda: follower.redis_ok is False)
             assert gate.shut_at is not None
             took = time.monotonic() - gate.shut_at
             # Page reads retry for up to 2.5 s; the status must not wait for that.

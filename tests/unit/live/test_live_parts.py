@@ -7,8 +7,7 @@ import time
 from dataclasses import fields
 
 from queues.live.interest import Everyone, Interest
-from queues.live.schedule import Chores, Later, Periodic
-from queues.live.token_bucket import TokenBucket
+from queues.live.schedule import Chores, Later, Periodic, TokenBucket
 from queues.live.watching import Watching
 
 

@@ -1,0 +1,55 @@
+"""The live reader's pace and limits: ``BULLPEN["LIVE"]`` overrides any of them by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queues.config.settings import get_config
+
+
+@dataclass
+class LiveSettings:
+    # Counts move with the events (count_estimate.py); an exact re-read follows an event the
+    # estimate cannot follow within counts_interval, and any change within resync_interval.
+    counts_interval: float = 0.25
+    resync_interval: float = 5.0
+    batch_window: float = 0.02
+    # Pause after a read that returned events, so that a busy stream is read in batches.
+    read_pause: float = 0.1
+    # Job hashes read for watched queue pages, per second (the newest changes first); other
+    # state changes go out without their hash (the page moves or drops those rows).
+    row_reads_per_second: float = 6.0
+    full_refresh: float = 30.0
+    # Every queue's counts go to the overviews this often, changed or not (else only what
+    # changed): a page that missed a message is right again within this long.
+    resend_counts: float = 300.0
+    # At most this many queues a second are re-read although no event moved them (those not
+    # read for full_refresh seconds, the longest unread first): 5 is ~2,400 commands a minute
+    # at most, whatever the number of queues.
+    quiet_reads_per_second: float = 5.0
+    # New queues are looked for this often (through discovery's cache, DISCOVERY_INTERVAL).
+    discover_interval: float = 5.0
+    logs_interval: float = 1.0
+    interest_interval: float = 1.0
+    block_ms: int = 1000
+    lease_ttl_ms: int = 5000
+    # The reader's heartbeat to the pages: pages that miss three mark their figures stale.
+    heartbeat_interval: float = 2.0
+    # Pages served through a Redis channel layer subscribe again on their own schedule after
+    # its Redis comes back (about a second): what is sent before that reaches nobody, so
+    # everything is sent again this long after the layer takes messages again.
+    layer_resubscribe_grace: float = 3.0
+    # While an overview is open, keys a second walked to notice new queues (new_queues.py).
+    new_queue_scan_keys: int = 20000
+    # With no overview open, one step of that walk this often (for history, which back-fills).
+    new_queue_scan_unwatched: float = 10.0
+    # The websocket (dashboard/live/consumers.py): watches one socket may hold, sockets one client
+    # may keep open in one process, and seconds between checks that its user may still read.
+    max_watches: int = 50
+    max_sockets_per_client: int = 20
+    auth_recheck_interval: float = 30.0
+
+    @classmethod
+    def from_config(cls) -> LiveSettings:
+        given = get_config().get("LIVE", {}) or {}
+        return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})

@@ -1,0 +1,97 @@
+"""The web process's background services under daphne, as in production: the live reader runs
+from the server's start with no page open, and stopping the server stops every service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+
+from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.peer import Peer
+from tests.support.redis_server import RedisServer
+
+LIVE_LEASE = "bullpen:live:lease"
+ACTIONS_LEASE = "bullpen:actions:lease"
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
+    # Unclosed sockets and transports are reported, not ignored as they are by default.
+    env = {"PYTHONWARNINGS": "always::ResourceWarning"}
+    started = start_bullpen(redis_server.url, tmp_path / "daphne.log", env)
+    yield started
+    stop_bullpen(started)
+
+
+def holder_pid(redis_client: Any, key: str) -> int | None:
+    owner = redis_client.get(key)
+    return int(owner.split(":")[1]) if owner else None
+
+
+def until(check: Callable[[], bool], what: str, within: float = 20) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_the_live_reader_runs_from_the_server_start_with_no_page_open(
+    server: LiveServer, redis_client: Any, peer: Peer
+) -> None:
+    # No request and no socket: the server's start alone started the reader, which took the
+    # deployment's one lease (the bulk-action runner took its own).
+    pid = server.process.pid
+    until(lambda: holder_pid(redis_client, LIVE_LEASE) == pid, "the reader never took the lease")
+    until(lambda: holder_pid(redis_client, ACTIONS_LEASE) == pid, "no bulk-action runner")
+    # ... and keeps it: renewed before it runs out (5 s), nobody watching. Renewed every
+    # 1.7 s or so, its time left runs down below 4 s, then is set back to 5 s.
+    until(lambda: 0 < redis_client.pttl(LIVE_LEASE) < 4000, "the lease ran down", 10)
+    until(lambda: redis_client.pttl(LIVE_LEASE) > 4500, "the lease was never renewed", 10)
+    assert holder_pid(redis_client, LIVE_LEASE) == pid
+
+    peer("add-bulk", "--queue", "mail", "--name", "m", "--count", "3")
+    said = asyncio.run(status_and_waiting(server, "mail", 3))
+    # The process answered the page's handshake with the reader's finding from before it
+    # connected: a reader started by the page has found nothing yet then (it tells later, in
+    # a status message of its own, with its time).
+    assert said == {"type": "status", "redis": "ok"}
+    assert holder_pid(redis_client, LIVE_LEASE) == pid
+
+
+async def status_and_waiting(server: LiveServer, queue: str, waiting: int) -> dict[str, Any]:
+    """The first status the page hears that is not a reader's beat, once its counts show
+    ``waiting`` jobs of ``queue``."""
+    ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
+    statuses: list[dict[str, Any]] = []
+    async with websockets.connect(ws_url, origin=server.url) as socket:  # type: ignore[arg-type]
+        await socket.send(json.dumps({"watch": "overview"}))
+        async with asyncio.timeout(20):
+            while True:
+                message = json.loads(await socket.recv())
+                for part in message["messages"] if message.get("type") == "batch" else [message]:
+                    if part.get("type") == "status" and not part.get("beat"):
+                        statuses.append(part)
+                    for entry in part.get("queues", []) if part.get("type") == "counts" else []:
+                        if entry["slug"] == queue and entry["counts"].get("waiting") == waiting:
+                            return statuses[0] if statuses else {"status": "none heard"}
+
+
+def test_stopping_the_server_stops_every_service(server: LiveServer, redis_client: Any) -> None:
+    pid = server.process.pid
+    until(lambda: holder_pid(redis_client, LIVE_LEASE) == pid, "the reader never took the lease")
+    until(lambda: holder_pid(redis_client, ACTIONS_LEASE) == pid, "no bulk-action runner")
+    stop_bullpen(server)
+    assert server.process.returncode == 0
+    # Each service ended its own way: the leases were given back, not left to run out.
+    assert redis_client.get(LIVE_LEASE) is None
+    assert redis_client.get(ACTIONS_LEASE) is None
+    log = server.log.read_text()
+    assert "Task was destroyed but it is pending" not in log
+    assert "Unclosed" not in log and "ResourceWarning" not in log
