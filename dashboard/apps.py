@@ -12,14 +12,21 @@ class DashboardConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import request_started
 
-        from dashboard.alerts.sender import start_with_requests
-
         # Importing the modules registers the system checks (what a host site forgot, whether
         # basic credentials are throttled, and dependency versions the fast paths were not
         # written against) and the receiver that closes a signed-out session's live sockets,
         # whichever process serves the sign-out.
-        from dashboard.checks import mounting, throttle, versions  # noqa: F401
+        from dashboard.checks import (  # noqa: F401
+            access_settings,
+            mounting,
+            redis_reachable,
+            throttle,
+            versions,
+            websocket,
+        )
         from dashboard.live import socket_auth  # noqa: F401
+        from dashboard.services.lifecycle import start_with_requests
 
-        # Alerts are sent with no dashboard open: the first request starts the sender.
-        request_started.connect(start_with_requests, dispatch_uid="bullpen-alerts")
+        # Where the server's start is not hooked, alerts are still sent with no dashboard
+        # open: the first request starts the services.
+        request_started.connect(start_with_requests, dispatch_uid="bullpen-services")

@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 from django.test import AsyncClient, override_settings
+from playwright.async_api import Browser, expect
 
 from build_catalogs import compile_catalogs
 from queues.actions import handles
 from queues.failures import failure_groups
 from queues.redis import clients
+from tests.support import browser as browser_support
 from tests.support import module_state
+from tests.support.browser import BrowserServer, chromium, shoot_open_pages
 from tests.support.cluster_topology import ClusterTopology
 from tests.support.live_server import (
     LiveServer,
@@ -38,7 +41,10 @@ REAL_PARTS = (
     "redis_client",
     "peer",
     "bullpen_server",
+    "bullpen_module_server",
     "chromium_path",
+    "chromium_server",
+    "browser",
     "sentinel_topology",
     "cluster_topology",
     "restricted_redis_url",
@@ -48,6 +54,10 @@ NO_REDIS = "redis://127.0.0.1:1/0"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # What a page should come to show, it shows within a few seconds on a quiet machine; a
+    # loaded one (other suites at once) can take longer. A passing test waits no longer for
+    # this: only a failing one does.
+    expect.set_options(timeout=15_000)
     # Pages read compiled translation catalogs; a fresh clone has only their sources (.po).
     compile_catalogs()
 
@@ -66,9 +76,30 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"a unit test runs without Redis, Node or Chromium; it asks for {wanted}")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Iterator[pytest.TestReport]:
+    report: pytest.TestReport = yield
+    if report.when == "call" and report.failed:
+        item.stash[FAILED] = True
+    return report
+
+
+FAILED = pytest.StashKey[bool]()
+
+
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     server = RedisServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def durable_redis() -> Iterator[RedisServer]:
+    """A redis-server of the test's own that writes every change to disk (appendonly): a
+    restart keeps the queues, as a production Redis does."""
+    server = RedisServer(appendonly=True)
     server.start()
     yield server
     server.stop()
@@ -108,10 +139,11 @@ def fresh_module_state() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 async def close_redis_clients() -> AsyncIterator[None]:
     yield
-    # This loop's bulk-action runner (started by an action or a live page) stops with it.
-    from dashboard.bulk import launch
+    # This loop's background services (started by an action, a request or a live page) stop
+    # with it.
+    from dashboard.services import lifecycle
 
-    await launch.stop()
+    await lifecycle.stop_services()
     # The shared clients belong to this test's event loop: close them with the loop.
     await clients.close_current()
     await handles.close_current()
@@ -175,17 +207,56 @@ def client() -> AsyncClient:
 
 
 @pytest.fixture
-def bullpen_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
+def bullpen_server(
+    request: pytest.FixtureRequest, redis_server: RedisServer, tmp_path: Path
+) -> Iterator[LiveServer]:
+    """Bullpen served by daphne: a fresh server per test, or, for a test marked
+    ``shared_server`` (it only reads), the one server of its module."""
+    if request.node.get_closest_marker("shared_server") is not None:
+        yield request.getfixturevalue("bullpen_module_server")
+        return
     server = start_bullpen(redis_server.url, tmp_path / "daphne.log")
     yield server
     stop_bullpen(server)
 
 
-@pytest.fixture
-def chromium_path() -> str:
+@pytest.fixture(scope="module")
+def bullpen_module_server(
+    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """One daphne for a module's tests that only read: every test still starts on an empty
+    Redis; the server reads it afresh on each page (no discovery cache in the tests)."""
+    server = start_bullpen(redis_server.url, tmp_path_factory.mktemp("daphne") / "daphne.log")
+    yield server
+    stop_bullpen(server)
+
+
+@pytest.fixture(scope="session")
+def chromium_server() -> Iterator[BrowserServer]:
+    """One Chromium for the whole test process; each test connects a browser of its own."""
     path = "/usr/bin/chromium"
     if not Path(path).exists():
         pytest.fail(
             "Debian chromium is missing: run ./run test as root, or apt-get install chromium"
         )
-    return path
+    server = BrowserServer(path)
+    server.start()
+    browser_support.shared = server
+    yield server
+    browser_support.shared = None
+    server.stop()
+
+
+@pytest.fixture
+def chromium_path(chromium_server: BrowserServer) -> str:
+    return chromium_server.executable_path
+
+
+@pytest.fixture
+async def browser(request: pytest.FixtureRequest, chromium_path: str) -> AsyncIterator[Browser]:
+    """This test's own browser (its contexts and pages closed after it) on the shared Chromium;
+    when the test fails, its open pages are saved as screenshots."""
+    async with chromium(chromium_path) as connected:
+        yield connected
+        if request.node.stash.get(FAILED, False):
+            await shoot_open_pages(connected)

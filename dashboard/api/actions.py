@@ -5,7 +5,7 @@ and are read by the forms of dashboard/forms/actions.py. Job data and options gi
 JSON text (``"hello"`` with its quotes; a bare word is a 400); a JSON body may also give them as
 JSON values.
 Bulk actions over a whole state (retry-all, promote-all, clean) are answered at once with 202
-and run in the background (dashboard/bulk/launch.py); the others are answered when done.
+and run by the bulk-action executor (dashboard/bulk/launch.py); the others are answered when done.
 """
 
 from __future__ import annotations
@@ -15,14 +15,18 @@ from collections.abc import Awaitable, Callable
 from django.http import HttpRequest
 
 from dashboard.auth.guards import mutation_view
+from dashboard.auth.principal import from_request
 from dashboard.auth.queue_access import for_request
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.bulk import launch
 from dashboard.forms.actions import (
     AddJobForm,
     BulkForm,
+    CancelJobForm,
     CleanForm,
     ConcurrencyForm,
     ObliterateForm,
+    PauseForm,
     PriorityForm,
     RateLimitForm,
     RescheduleForm,
@@ -31,19 +35,10 @@ from dashboard.forms.actions import (
     UpdateDataForm,
 )
 from dashboard.forms.answer import action_input, valid
-from queues.actions import children, job_actions, limits, queue_actions, reschedule
+from dashboard.pages.htmx import htmx
+from queues.actions import cancel, children, job_actions, limits, queue_actions, reschedule
 from queues.actions.result import ActionResult
-from queues.errors import QueueNotFound
-from queues.reads.discovery import known
 from queues.reads.keys import QueueRef
-
-
-async def queue_ref(slug: str) -> QueueRef:
-    ref = QueueRef.from_slug(slug)
-    if not await known(ref):
-        raise QueueNotFound(f"Unknown queue {slug!r}")
-    return ref
-
 
 # ---- one job --------------------------------------------------------------------------------
 
@@ -66,6 +61,16 @@ async def promote_job(request: HttpRequest, queue: str, job_id: str) -> ActionRe
     return await job_actions.promote_job(await queue_ref(queue), job_id)
 
 
+@mutation_view("cancel")
+async def cancel_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    # Answered once the job's worker cancelled it, or after CANCEL_WAIT seconds with a 409.
+    found = valid(CancelJobForm(action_input(request))).cleaned_data
+    by = (await from_request(request)).username
+    return await cancel.cancel_job(
+        await queue_ref(queue), job_id, by=by, note=found["reason"], retry=found["retry"]
+    )
+
+
 @mutation_view("update-data")
 async def update_data(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
     data = valid(UpdateDataForm(action_input(request))).cleaned_data["data"]
@@ -83,7 +88,7 @@ async def change_priority(request: HttpRequest, queue: str, job_id: str) -> Acti
     return await job_actions.change_priority(await queue_ref(queue), job_id, priority)
 
 
-# ---- bulk actions: recorded and answered at once (202), run by the background runner --------
+# ---- bulk actions: recorded and answered at once (202), run by the bulk-action executor -----
 
 
 @mutation_view("retry-all")
@@ -111,7 +116,12 @@ async def clean(request: HttpRequest, queue: str) -> ActionResult:
 
 @mutation_view("pause")
 async def pause(request: HttpRequest, queue: str) -> ActionResult:
-    return await queue_actions.pause(await queue_ref(queue))
+    # The page asks for the reason in a prompt (htmx sends it as HX-Prompt); the API sends it.
+    given = action_input(request)
+    if not given.get("reason") and htmx(request).prompt:
+        given["reason"] = htmx(request).prompt
+    reason = valid(PauseForm(given)).cleaned_data["reason"]
+    return await queue_actions.pause(await queue_ref(queue), reason)
 
 
 @mutation_view("resume")
@@ -126,9 +136,9 @@ async def empty(request: HttpRequest, queue: str) -> ActionResult:
 
 @mutation_view("obliterate")
 async def obliterate(request: HttpRequest, queue: str) -> ActionResult:
-    # The page asks the user to type the name (htmx sends it as HX-Prompt).
+    # The page asks the user to type the name (htmx sends it as its prompt).
     found = valid(ObliterateForm(action_input(request))).cleaned_data
-    confirm = found["confirm"] or request.headers.get("HX-Prompt") or ""
+    confirm = found["confirm"] or htmx(request).prompt or ""
     return await queue_actions.obliterate(await queue_ref(queue), confirm, force=found["force"])
 
 
@@ -193,6 +203,11 @@ async def _every_writable_queue(
 async def reschedule_job(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
     delay_ms = valid(RescheduleForm(action_input(request))).cleaned_data["delay_ms"]
     return await reschedule.reschedule_job(await queue_ref(queue), job_id, delay_ms)
+
+
+@mutation_view("detach-child")
+async def detach_child(request: HttpRequest, queue: str, job_id: str) -> ActionResult:
+    return await children.detach_child(await queue_ref(queue), job_id)
 
 
 @mutation_view("remove-unprocessed-children")

@@ -4,7 +4,7 @@ The group is worked out again here from the queue list (not taken from the page)
 reaches the queues the group holds now. Queues hidden from the user (QUEUE_ACCESS) are not in
 its groups at all; read-only queues and those the user may only view are skipped and named in
 the answer;
-each queue's retry runs as its own background action, audited like one started on its page,
+each queue's retry runs as its own bulk action, audited like one started on its page,
 and the answer comes once they are all started (the page then reloads and shows them).
 """
 

@@ -18,6 +18,8 @@ from dashboard.api.metrics_collector import Scrape, ScrapeCollector
 from queues.alerts.thresholds import LAST_HOUR_S, alerts_by_queue, read_signatures
 from queues.config.settings import get_config
 from queues.errors import BullpenError
+from queues.history.prom import read_histograms
+from queues.history.read import oldest_waiting_ms
 from queues.reads.counts import summaries
 from queues.reads.workers import ClientListRefused, WorkerConnection, list_workers
 from queues.redis import reachability
@@ -53,6 +55,9 @@ async def read_scrape() -> Scrape:
             workers = None  # a Redis user without CLIENT: the gauge is left out
         durations = await recent_durations(refs, int(get_config()["METRICS_DURATION_SAMPLE"]))
         signatures = await read_signatures(found, recent)
+        per_name = bool(get_config()["METRICS_PER_JOB_NAME"])
+        history = await read_histograms(refs, per_name)
+        oldest = await oldest_waiting_ms(refs)
     except BullpenError:
         return Scrape(redis_up=False, started=started)
     return Scrape(
@@ -63,6 +68,9 @@ async def read_scrape() -> Scrape:
         alerts=alerts_by_queue(found, recent, signatures),
         workers=workers,
         durations=durations,
+        history=history,
+        per_name=per_name,
+        oldest_waiting=oldest,
         unreachable=frozenset(reachability.unreachable()),
     )
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from queues.alerts.thresholds import DEFAULTS as ALERT_RULES
+from queues.alerts.thresholds import COUNT_RULES as ALERT_RULES
 from queues.alerts.thresholds import Alert
+from queues.history.prom import Histograms
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.workers import WorkerConnection
@@ -41,6 +42,11 @@ class Scrape:
     # None when Redis refuses CLIENT LIST to this user: no workers gauge then.
     workers: list[WorkerConnection] | None = field(default_factory=list)
     durations: dict[QueueRef, list[float]] = field(default_factory=dict)
+    # Recorded wait and run histograms (queues/history/prom.py), and the oldest waiting job's
+    # age (ms; None: nothing waits).
+    history: dict[QueueRef, Histograms] = field(default_factory=dict)
+    per_name: bool = False
+    oldest_waiting: dict[QueueRef, int | None] = field(default_factory=dict)
     # With several connections: those that did not answer (their queues are left out).
     unreachable: frozenset[str] = frozenset()
 
@@ -65,6 +71,8 @@ class ScrapeCollector(Collector):
         if self.scrape.workers is not None:
             yield self._workers(self.scrape.workers)
         yield self._durations()
+        yield from self._history()
+        yield self._oldest_waiting()
         yield self._redis_up()
         yield GaugeMetricFamily(
             "bullpen_scrape_duration_seconds",
@@ -156,4 +164,36 @@ class ScrapeCollector(Collector):
             buckets = [(str(bound), sum(1 for v in values if v <= bound)) for bound in BUCKETS_S]
             buckets.append(("+Inf", len(values)))
             family.add_metric(_queue(ref), buckets, round(sum(values), 6))
+        return family
+
+    def _history(self) -> Iterator[Metric]:
+        per_name = self.scrape.per_name
+        labels = [*queue_labels(), "name"] if per_name else queue_labels()
+        for kind, what in (("wait", "Wait"), ("run", "Run")):
+            family = HistogramMetricFamily(
+                f"bullpen_job_{kind}_seconds",
+                f"{what} time of finished jobs as recorded by the live reader (job history).",
+                labels=labels,
+            )
+            for ref, found in self.scrape.history.items():
+                for (series_kind, name), histogram in sorted(
+                    found.items(), key=lambda item: (item[0][0], item[0][1] or "")
+                ):
+                    if series_kind != kind or (name is None) == per_name:
+                        continue
+                    family.add_metric(
+                        [*_queue(ref), *([name] if name is not None else [])],
+                        histogram.buckets,
+                        histogram.sum,
+                    )
+            yield family
+
+    def _oldest_waiting(self) -> Metric:
+        family = GaugeMetricFamily(
+            "bullpen_oldest_waiting_seconds",
+            "How long the oldest waiting job has waited since it was due (0: none waits).",
+            labels=queue_labels(),
+        )
+        for ref, age in self.scrape.oldest_waiting.items():
+            family.add_metric(_queue(ref), 0 if age is None else age / 1000)
         return family

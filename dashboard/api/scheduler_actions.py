@@ -12,9 +12,9 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard.api.actions import queue_ref
 from dashboard.api.worker_runner_views import schedulers_api
 from dashboard.auth.guards import json_error, mutation_view
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.forms.answer import action_input, valid
 from dashboard.forms.schedulers import SchedulerForm
 from queues.actions.result import ActionResult

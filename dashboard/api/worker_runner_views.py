@@ -6,9 +6,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth import queue_access
 from dashboard.auth.guards import HiddenQueue, api_view, mutation_view, page_view
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.auth.viewer import can_act_on, kind_on_queue
 from queues.actions.dead_letter_drop import drop_completed_dead_letters
 from queues.actions.dead_letter_replay import ReplayRefused, replay_dead_letter

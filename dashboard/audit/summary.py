@@ -46,6 +46,8 @@ def summary(action: str, detail: Any) -> list[str]:
         said.append(gettext("states: %(states)s") % {"states": ", ".join(map(str, states))})
     if detail.get("group"):
         said.append(gettext("group: %(group)s") % {"group": detail["group"]})
+    if action == "pause" and detail.get("reason"):
+        said.append(gettext("reason: %(reason)s") % {"reason": detail["reason"]})
     if action == "retry" and detail.get("resetAttempts"):
         said.append(gettext("with fresh attempts"))
     elif action == "retry" and detail.get("exhausted"):

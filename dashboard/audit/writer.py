@@ -1,22 +1,21 @@
-"""Writing the audit log: requests, failed sign-ins, background actions (their start and their
-end), and the alert notices sent to people."""
+"""Writing the audit log: requests, failed sign-ins, bulk actions (their start and their end),
+and the alert notices sent to people."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.http import HttpRequest
 
+from dashboard.auth.identity import Principal
 from dashboard.models import AuditEntry
 from queues.alerts.state import Notice
 from queues.bulk.record import CANCELLED, DONE, FAILED, INTERRUPTED, ActionRecord
 from queues.redis import connections
-
-if TYPE_CHECKING:  # a type only: principal imports this module (through the sign-in check)
-    from dashboard.auth.principal import Principal
 
 _MAX_IDS = 1000
 
@@ -126,7 +125,7 @@ def _add_forwarded_for(request: HttpRequest, extra: dict[str, Any]) -> None:
         extra["forwardedFor"] = forwarded[:200]
 
 
-# A background action's rows: (status, result) by phase, the start or how it ended.
+# A bulk action's rows: (status, result) by phase, the start or how it ended.
 _PHASES: dict[str, tuple[int, str]] = {
     "started": (202, AuditEntry.Result.OK),
     DONE: (200, AuditEntry.Result.OK),
@@ -136,17 +135,17 @@ _PHASES: dict[str, tuple[int, str]] = {
 }
 
 
-async def record_background(record: ActionRecord, phase: str) -> None:
-    """The start (``phase="started"``) or the end (its final state) of a background action,
+async def record_bulk_action(record: ActionRecord, phase: str) -> None:
+    """The start (``phase="started"``) or the end (its final state) of a bulk action,
     written once each, even when a runner that crashed after writing it writes it again.
 
     It runs outside any request, in a thread of its own: Django's thread for a request's
     database calls is busy with (or gone with) that request.
     """
-    await sync_to_async(_write_background, thread_sensitive=False)(record, phase)
+    await sync_to_async(_write_bulk_action, thread_sensitive=False)(record, phase)
 
 
-def _write_background(record: ActionRecord, phase: str) -> None:
+def _write_bulk_action(record: ActionRecord, phase: str) -> None:
     close_old_connections()  # this thread's connection obeys CONN_MAX_AGE like a request's
     try:
         _write_once(record, phase)
@@ -193,6 +192,9 @@ def _write_once(record: ActionRecord, phase: str) -> None:
 
 # Who an alert notice's row names: nobody asked for it, Bullpen sent it.
 ALERT_SENDER = "bullpen-alerts"
+# One alert row written at a time: a pass tells several notices at once, each in a thread of
+# its own, and SQLite refuses a second writer ("table is locked") rather than wait for it.
+_alert_rows = threading.Lock()
 
 
 async def record_alert(
@@ -206,25 +208,26 @@ async def record_alert(
 def _write_alert(
     notice: Notice, delivered: list[str], failed: dict[str, str], kept: Sequence[str]
 ) -> None:
-    close_old_connections()  # as for background actions: a thread of its own, no request
-    try:
-        AuditEntry.objects.create(
-            username=ALERT_SENDER,
-            via="alerts",
-            action="alert",
-            queue=notice.queue[:300],
-            connection=connection_of(notice.queue),
-            result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.OK,
-            status=502 if failed else 200,
-            error="; ".join(f"{target}: {error}" for target, error in failed.items())[:2000],
-            detail={
-                "phase": notice.status,
-                "id": notice.id,
-                **notice.alert.as_json(),
-                "delivered": delivered,
-                "failed": sorted(failed),
-                "tryAgain": sorted(kept),
-            },
-        )
-    finally:
-        close_old_connections()
+    with _alert_rows:
+        close_old_connections()  # as for bulk actions: a thread of its own, no request
+        try:
+            AuditEntry.objects.create(
+                username=ALERT_SENDER,
+                via="alerts",
+                action="alert",
+                queue=notice.queue[:300],
+                connection=connection_of(notice.queue),
+                result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.OK,
+                status=502 if failed else 200,
+                error="; ".join(f"{target}: {error}" for target, error in failed.items())[:2000],
+                detail={
+                    "phase": notice.status,
+                    "id": notice.id,
+                    **notice.alert.as_json(),
+                    "delivered": delivered,
+                    "failed": sorted(failed),
+                    "tryAgain": sorted(kept),
+                },
+            )
+        finally:
+            close_old_connections()

@@ -74,7 +74,7 @@ async def allows(check: Check, principal: Principal) -> bool:
 
 def is_read_only(queue_slug: str | None = None) -> bool:
     """Whether actions are refused, on the whole dashboard or on the queue with this URL name
-    (its one name: ``dashboard.pages.queue_names.canonical``)."""
+    (its one name: ``dashboard.auth.queue_lookup.canonical``)."""
     config = get_config()
     if config.get("READ_ONLY"):
         return True

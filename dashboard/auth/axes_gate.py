@@ -11,9 +11,11 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest
+from django.utils.module_loading import import_string
 
 from dashboard.auth import backend
-from dashboard.checks import throttle
+
+AXES_BACKEND = "axes.backends.AxesStandaloneBackend"
 
 
 def locked_out(request: HttpRequest, username: str) -> bool:
@@ -21,6 +23,7 @@ def locked_out(request: HttpRequest, username: str) -> bool:
     reads it). Runs a database query: call it from a thread, as Django's auth does."""
     if not guarding(tuple(settings.AUTHENTICATION_BACKENDS)):
         return False
+    # django-axes is optional: imported once it is known to be installed and guarding.
     from axes.handlers.proxy import AxesProxyHandler
     from axes.helpers import get_credentials
 
@@ -35,7 +38,17 @@ def guarding(backends: tuple[str, ...]) -> bool:
     if not apps.is_installed("axes") or not getattr(settings, "AXES_ENABLED", True):
         return False
     before = backends[: backends.index(backend.PATH)]
-    return any(throttle.is_axes(path) for path in before)
+    return any(is_axes(path) for path in before)
+
+
+def is_axes(path: str) -> bool:
+    """Whether ``path`` names axes' authentication backend (or one of its own)."""
+    try:
+        found = import_string(path)
+        axes_backend = import_string(AXES_BACKEND)
+    except ImportError:
+        return False
+    return isinstance(found, type) and issubclass(found, axes_backend)
 
 
 @receiver(setting_changed)

@@ -1,16 +1,16 @@
 """Who is asking: basic credentials, a logged-in Django user, or nobody.
 
 Basic credentials are checked once per request (:mod:`dashboard.auth.basic_sign_in`: throttled,
-failures audited); the answer is kept on the request for every later question.
+failures audited); the answer is kept on the request for every later question. The answer's
+type, :class:`Principal`, lives in the leaf ``identity.py`` and is re-exported here.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -27,25 +27,11 @@ from django.utils.crypto import constant_time_compare
 
 from dashboard.auth import basic_auth, basic_sign_in
 from dashboard.auth.basic_sign_in import Verdict
+from dashboard.auth.identity import ANONYMOUS as ANONYMOUS
+from dashboard.auth.identity import Principal as Principal
+from dashboard.auth.identity import Via as Via
+from dashboard.live import ws_ticket
 from queues.config.settings import get_config
-
-Via = Literal["basic", "session", "anonymous"]
-
-
-@dataclass(frozen=True)
-class Principal:
-    username: str
-    via: Via
-    user: Any = None  # the Django user, when logged in through the site
-    bad_credentials: bool = False  # basic credentials were sent and were wrong
-    locked_out: bool = False  # ... and too many failures locked them out (answer 429)
-
-    @property
-    def authenticated(self) -> bool:
-        return self.via != "anonymous"
-
-
-ANONYMOUS = Principal("", "anonymous")
 
 
 async def _from(
@@ -86,8 +72,6 @@ async def from_scope(scope: dict[str, Any]) -> Principal:
     )
     if principal.via == "anonymous" and not principal.bad_credentials:
         # A handshake without credentials: the page's ticket, if it has one.
-        from dashboard.live import ws_ticket
-
         ticketed = ws_ticket.redeem(_ticket(scope))
         if ticketed is not None:
             return ticketed
@@ -117,8 +101,6 @@ async def refreshed(principal: Principal, scope: dict[str, Any]) -> Principal:
         if b"authorization" not in headers and _ticket(scope):
             # Let in by its page's ticket: the ticket holds while the user's password is the
             # one it was issued under (its age counts only at the handshake).
-            from dashboard.live import ws_ticket
-
             held = ws_ticket.redeem(_ticket(scope), fresh=False)
             return principal if held == principal else ANONYMOUS
         return principal

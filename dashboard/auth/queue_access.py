@@ -2,7 +2,7 @@
 
 :func:`for_request` (or :func:`for_principal` for a websocket) is the one place that decides;
 everything that shows or acts on a queue asks the :class:`QueueAccess` it returns, with the
-queue's one URL name (``dashboard.pages.queue_names.canonical``). The rules live in
+queue's one URL name (``dashboard.auth.queue_lookup.canonical``). The rules live in
 :mod:`dashboard.auth.queue_access_rules`.
 
 QUEUE_ACCESS only narrows: the dashboard-wide gates (READ_ACCESS, WRITE_ACCESS, READ_ONLY and

@@ -16,8 +16,8 @@ from django.urls import reverse
 from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth.guards import api_view
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.forms.actions import CleanForm
 from dashboard.forms.answer import valid
 from dashboard.pages.state_labels import state_label

@@ -1,11 +1,10 @@
 """Bulk actions from the dashboard's side: starting one from a request, this process's runner,
 and what the runner tells the pages (live ``bulk`` messages) and the audit log.
 
-The runners (queues/bulk/executor.py, one per connection) start in each server process
-with the process (dashboard/apps.py), and again, if stopped, with the next action, question
-about one, or live page (dashboard/live/channel_groups.py). Only the one holding a connection's
-lease executes
-that connection's actions; the others only submit them.
+The runners (queues/bulk/executor.py, one per connection) start in each server process with
+the process's other services (dashboard/services/lifecycle.py), and again, if stopped, with the
+next action, question about one, or live page. Only the one holding a connection's lease
+executes that connection's actions; the others only submit them.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from django.http import HttpRequest
@@ -20,12 +20,14 @@ from django.urls import reverse
 from django.utils.translation import gettext, pgettext_lazy
 
 from dashboard.audit import writer
-from dashboard.pages import landing
+from dashboard.live import channel_groups
+from dashboard.pages.confirmations import confirmation
+from dashboard.services import registry
+from dashboard.services.registry import Slot
 from queues.actions.result import ActionResult
 from queues.bulk.executor import Runner
 from queues.bulk.record import DONE, ActionRecord, RequestedBy
 from queues.bulk.submit import submit
-from queues.cancelling import cancel_and_wait
 from queues.failures.failure_groups import forget_shared
 from queues.live.protocol import bulk_message
 from queues.reads.keys import QueueRef
@@ -33,27 +35,33 @@ from queues.redis import connections
 
 log = logging.getLogger("bullpen.actions")
 
-# This process's runners: one per event loop and connection.
-_running: dict[asyncio.AbstractEventLoop, dict[str, tuple[Runner, asyncio.Task[None]]]] = {}
+Work = Coroutine[Any, Any, None]  # a runner's run, for the registry to start
+
+RUNNERS = "bulk-actions"  # the registry's kind of slot of this process's runners
+
+
+def runner_slot(connection: str) -> Slot[Runner]:
+    return Slot(RUNNERS, connection)
 
 
 def ensure_runner(connection: str | None = None) -> Runner:
     """Start this loop's runner of every connection (those already running are kept); the
     one of ``connection`` (None: the default one)."""
-    loop = asyncio.get_running_loop()
-    mine = _running.setdefault(loop, {})
-    for name in connections.names():
-        running = mine.get(name)
-        if running is None or running[1].done():
-            runner = Runner(PagesAndAudit(), connection=name)
-            task = loop.create_task(
-                runner.run(), name=f"bullpen-actions-runner-{name}", context=_outside()
-            )
-            mine[name] = (runner, task)
+    runners = {
+        name: registry.ensure(runner_slot(name), _runner_of(name)) for name in connections.names()
+    }
     wanted = connection or connections.default_name()
-    if wanted not in mine:  # a connection no longer configured: its runner is the default's
+    if wanted not in runners:  # a connection no longer configured: its runner is the default's
         wanted = connections.default_name()
-    return mine[wanted][0]
+    return runners[wanted]
+
+
+def _runner_of(connection: str) -> Callable[[Runner | None], tuple[Runner, Work]]:
+    def make(ended: Runner | None) -> tuple[Runner, Work]:
+        runner = Runner(PagesAndAudit(), connection=connection)
+        return runner, runner.run()
+
+    return make
 
 
 def _outside() -> contextvars.Context:
@@ -64,13 +72,12 @@ def _outside() -> contextvars.Context:
 
 def running_here() -> list[asyncio.Task[None]]:
     """This loop's runner tasks (one per connection)."""
-    return [task for _, task in _running.get(asyncio.get_running_loop(), {}).values()]
+    return registry.tasks(RUNNERS)
 
 
 async def stop() -> None:
     """Stop this loop's runners (tests, shutdown): their actions go on with the next ones."""
-    mine = _running.pop(asyncio.get_running_loop(), {})
-    await cancel_and_wait(*(task for _, task in mine.values()))
+    await registry.stop(*registry.slots(RUNNERS))
 
 
 async def start(
@@ -108,7 +115,7 @@ async def _submit(
 ) -> ActionRecord:
     record = await submit(kind, ref, params, who)
     try:
-        await writer.record_background(record, "started")
+        await writer.record_bulk_action(record, "started")
     finally:
         ensure_runner(ref.connection).poke()
     return record
@@ -150,9 +157,7 @@ def summary(record: ActionRecord) -> str:
     """What a finished action did, as the page confirms it ("812 jobs retried")."""
     ids = [str(i) for i in record.detail.get("jobIds") or []]
     detail = {**record.params, "results": record.detail.get("results") or {}}
-    did = landing.confirmation(
-        ActionResult(record.kind, record.ref.slug, ids, record.count, detail)
-    )
+    did = confirmation(ActionResult(record.kind, record.ref.slug, ids, record.count, detail))
     if record.state == DONE:
         return did
     ended = str(_ENDED.get(record.state, record.state))
@@ -180,16 +185,12 @@ class PagesAndAudit:
         await _publish(record, "")
 
     async def finished(self, record: ActionRecord) -> None:
-        await writer.record_background(record, record.state)
+        await writer.record_bulk_action(record, record.state)
         forget_shared(record.ref.slug)  # the failure groups show what it did
         await _publish(record, summary(record))
 
 
 async def _publish(record: ActionRecord, text: str) -> None:
-    from dashboard.live import (
-        channel_groups,  # live starts this module's runner: imported when used
-    )
-
     slug = record.ref.slug
     message = bulk_message(
         slug,

@@ -1,2 +1,3 @@
-"""System checks: ``mounting.py`` (what a mounting site forgot), ``throttle.py``,
-``versions.py``."""
+"""System checks of what a mounting site forgot: ``mounting.py`` (the settings dict, installed
+apps), ``websocket.py`` (the route, the channel layer), ``access_settings.py`` (who may read, act
+and sign in), ``redis_reachable.py`` (``check --deploy``), ``throttle.py``, ``versions.py``."""

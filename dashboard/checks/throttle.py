@@ -14,14 +14,12 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import load_backend
 from django.core.checks import CheckMessage, Warning, register
-from django.utils.module_loading import import_string
 
 from dashboard.auth import backend as auth_backend
 from dashboard.auth import basic_auth
-from dashboard.checks import mounting as checks
-from dashboard.checks.mounting import TAG
+from dashboard.auth.axes_gate import AXES_BACKEND, is_axes
+from dashboard.checks.mounting import TAG, usable_config
 
-AXES_BACKEND = "axes.backends.AxesStandaloneBackend"
 _SETUP = (
     f"Install django-axes, add 'axes' to INSTALLED_APPS and "
     f"'axes.middleware.AxesMiddleware' to MIDDLEWARE, and list {AXES_BACKEND!r} then "
@@ -31,7 +29,7 @@ _SETUP = (
 
 @register(TAG)
 def check_throttling(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    if checks._config() is None:
+    if usable_config() is None:
         return []  # unusable settings: check_settings says why
     if not basic_auth.configured():
         return []
@@ -67,15 +65,6 @@ def _unthrottled(why: str) -> CheckMessage:
         hint=_SETUP,
         id="bullpen.W017",
     )
-
-
-def is_axes(path: str) -> bool:
-    try:
-        backend = import_string(path)
-        axes_backend = import_string(AXES_BACKEND)
-    except ImportError:
-        return False
-    return isinstance(backend, type) and issubclass(backend, axes_backend)
 
 
 def _takes_basic_credentials(path: str) -> bool:

@@ -22,6 +22,7 @@ from dashboard.forms.fields import (
 from dashboard.forms.job_options import check_add_options
 from dashboard.pages import overview_list
 from queues.config.settings import get_config
+from queues.reads.pause_reasons import MAX_REASON
 
 MAX_BULK = 1000
 BULK_ACTIONS = ("retry", "remove", "promote")
@@ -71,6 +72,22 @@ class RetryJobForm(forms.Form):
     # Count the job's attempts from zero again (BullMQ's resetAttemptsMade/Started): a job
     # that used all its attempts then gets all of them once more, not one.
     reset_attempts = FlagField()
+
+
+class PauseForm(forms.Form):
+    # Why the queue is paused, shown beside its "paused" badge until it is resumed.
+    reason = TextField(longest=MAX_REASON)
+
+    def clean_reason(self) -> str:
+        return str(self.cleaned_data["reason"]).strip()
+
+
+class CancelJobForm(forms.Form):
+    # Let the job's attempts and backoff retry it, as after any failed attempt (by default a
+    # cancelled job fails for good).
+    retry = FlagField()
+    # The operator's own words, added to the failed reason after who cancelled it.
+    reason = TextField(longest=500)
 
 
 class ObliterateForm(forms.Form):
@@ -199,3 +216,9 @@ class RateLimitForm(forms.Form):
                 "Give max and duration_ms together (both empty removes the rate limit)"
             )
         return found
+
+
+class MoveToFailedForm(forms.Form):
+    """Why an active job is moved to failed (optional: a default reason says who did it)."""
+
+    reason = TextField(longest=1000)

@@ -121,6 +121,21 @@ class OverviewForm(forms.Form):
     page = WholeNumberField(default=1, low=1, high=1_000_000)
     per_page = WholeNumberField(default=overview_list.DEFAULT_PER_PAGE, low=1, high=500)
     delimiter = TextField(longest=5)
+    # Optional columns: "wait_p95,oldest", or the parameter once per column (checkboxes).
+    columns = TextField(longest=100)
+
+    def clean_columns(self) -> tuple[str, ...]:
+        given = self.data.getlist("columns") if hasattr(self.data, "getlist") else []
+        if not given:
+            given = [self.cleaned_data["columns"]]
+        wanted = {part for value in given for part in str(value).split(",") if part}
+        known = [key for key, _ in overview_list.HISTORY_COLUMNS]
+        unknown = sorted(wanted - set(known))
+        if unknown:
+            raise ValidationError(
+                f"%(name)s may hold {', '.join(known)}, not {', '.join(unknown)}", code="invalid"
+            )
+        return tuple(key for key in known if key in wanted)
 
     def query(self) -> overview_list.ListQuery:
         found = self.cleaned_data
@@ -134,6 +149,7 @@ class OverviewForm(forms.Form):
             page=found["page"],
             per_page=found["per_page"],
             delimiter=found["delimiter"] or str(get_config()["GROUP_DELIMITER"]),
+            columns=found["columns"],
         )
 
 

@@ -18,8 +18,16 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from dashboard.forms.durations import DurationError, parse_duration_ms
-from dashboard.forms.fields import ABSENT, JsonField, SharedField, TextField, WholeNumberField
+from dashboard.forms.fields import (
+    ABSENT,
+    ChoiceTextField,
+    JsonField,
+    SharedField,
+    TextField,
+    WholeNumberField,
+)
 from dashboard.forms.job_options import check_add_options
+from queues.schedulers.rows import ORDERS
 
 MAX_LIMIT = 1_000_000_000
 SHORTEST_EVERY_MS = 1
@@ -146,3 +154,11 @@ class SchedulerForm(forms.Form):
             "limit": found["limit"],
         }
         return {key: value for key, value in chosen.items() if value is not None}
+
+
+class AllSchedulersForm(forms.Form):
+    """The schedulers page's and ``api/schedulers/``'s order (queues/schedulers/rows.py)."""
+
+    order = ChoiceTextField(
+        ORDERS, f"%(name)s must be one of: {', '.join(ORDERS)}", default="overdue"
+    )

@@ -10,6 +10,8 @@ from django.core.exceptions import ValidationError
 
 from dashboard.forms.fields import MAX_ID, ChoiceTextField, SharedField, TextField
 from dashboard.forms.reads import JobPageForm
+from dashboard.pages import overview_list
+from queues.config.settings import get_config
 from queues.errors import BadParameter
 from queues.reads.listing import validate_page
 
@@ -54,7 +56,9 @@ class WatchForm(JobPageForm):
     "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
     "queue": <name>, "id": <job id>, "flow": true}`` adds one (``flow``: with the jobs of
     its flow tree); ``viewer`` is the page's signed viewer kind.
-    An overview also says which queues' rows it shows (``shown``), sent again when they change."""
+    An overview also says which queues' rows it shows (``shown``), sent again when they change,
+    and how its list groups them (``group``, ``delimiter``): each queue's group comes with its
+    counts, as the server decides it."""
 
     reset = FlagField()
     viewer = TextField(longest=MAX_VIEWER_TOKEN)
@@ -64,6 +68,13 @@ class WatchForm(JobPageForm):
     shown = NamesField(most=MAX_SHOWN)
     # A job page showing the job's flow: the jobs of its tree are watched too.
     flow = FlagField()
+    group = ChoiceTextField(
+        overview_list.GROUPINGS, "%(name)s must be one of: head, tail, prefix, connection"
+    )
+    delimiter = TextField(longest=5)
+
+    def clean_delimiter(self) -> str:
+        return str(self.cleaned_data["delimiter"] or get_config()["GROUP_DELIMITER"])
 
     def clean(self) -> dict[str, Any]:
         found = super().clean() or {}

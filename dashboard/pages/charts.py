@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth.guards import api_view, page_view
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import ThroughputForm
 from queues.throughput.rates import series

@@ -5,9 +5,13 @@ own percent-decoding of the path and no name can break a reverse() into a 500. A
 all dots (``.``, ``..``) has its dots escaped too: browsers resolve such a path segment away
 (``/q/../`` is ``/``), and the escaped form, percent-encoded again by reverse(), is one they
 keep.
+
+Importing this module registers them, under the names the route lists use.
 """
 
 from __future__ import annotations
+
+from django.urls import register_converter
 
 
 class NameConverter:
@@ -37,3 +41,14 @@ class ActionIdConverter:
 
     def to_url(self, value: str) -> str:
         return value
+
+
+register_converter(NameConverter, "bullpen_name")
+register_converter(ActionIdConverter, "action_id")
+
+# A URL's parts, as the route lists spell them.
+QUEUE = "<bullpen_name:queue>"
+JOB_ID = "<bullpen_name:job_id>"
+SCHEDULER_ID = "<bullpen_name:scheduler_id>"
+DEDUP_ID = "<bullpen_name:dedup_id>"
+ACTION_ID = "<action_id:action_id>"

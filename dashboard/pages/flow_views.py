@@ -10,9 +10,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth.guards import api_view, page_view
 from dashboard.auth.queue_access import QueueAccess, for_request
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.forms.answer import valid
 from dashboard.forms.flow import FlowForm
 from queues.reads.flow import read_flow

@@ -13,6 +13,7 @@ from typing import Any
 from dashboard.auth.viewer import ViewerKind, can_act_on, sign_kind
 from queues.config.settings import get_config
 from queues.reads.dead_letters import dead_letter_ref, original_of, read_envelope
+from queues.reads.deduplication import held_by
 from queues.reads.keys import QueueRef
 from queues.redis import connections
 
@@ -113,3 +114,14 @@ async def dead_letter_context(ref: QueueRef, job: dict[str, Any]) -> dict[str, A
         "stacktrace": _stack_text(envelope.get("stacktrace"))[:cap],
         "attempts_allowed": allowed if isinstance(allowed, int) and allowed > 0 else None,
     }
+
+
+async def dedup_hold(ref: QueueRef, job: dict[str, Any]) -> dict[str, Any] | None:
+    """The deduplication id the job was added with, whether it still holds its key (another
+    job may have taken it since, or it was released) and the key's time left (None: it is
+    held until the job finishes)."""
+    dedup_id = job.get("deduplicationId")
+    if not dedup_id:
+        return None
+    holder, ttl_ms = await held_by(ref, str(dedup_id))
+    return {"id": dedup_id, "holds": holder == job["id"], "holder": holder, "ttl_ms": ttl_ms}

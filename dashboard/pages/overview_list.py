@@ -46,6 +46,11 @@ SORT_CHOICES = (
     ("-completed", gettext_lazy("Most completed")),
 )
 PER_PAGE_CHOICES = (25, 50, 100, 200, 500)
+# Optional columns from the queues' history: the last hour's p95 wait, the oldest waiting job.
+HISTORY_COLUMNS = (
+    ("wait_p95", gettext_lazy("p95 wait")),
+    ("oldest", gettext_lazy("Oldest waiting")),
+)
 DEFAULT_PER_PAGE = 100
 # Queues a group lists when opened; the rest are one filtered page away.
 GROUP_MEMBERS_SHOWN = 100
@@ -62,6 +67,8 @@ class ListQuery:
     page: int = 1
     per_page: int = DEFAULT_PER_PAGE
     delimiter: str = "-"
+    # Optional columns shown after the states (``HISTORY_COLUMNS``), in their order.
+    columns: tuple[str, ...] = ()
 
     def params(self, **changes: Any) -> str:
         """This query as a query string (without its defaults), with ``changes`` made."""
@@ -76,6 +83,8 @@ class ListQuery:
         ]
         if chosen.delimiter != get_config()["GROUP_DELIMITER"]:
             pairs.append(("delimiter", chosen.delimiter))
+        if chosen.columns:
+            pairs.append(("columns", ",".join(chosen.columns)))
         if chosen.within is not None:
             pairs.append(("within", chosen.within))
         return urlencode([(k, v) for k, v in pairs if v != "" or k == "within"])
@@ -138,10 +147,12 @@ class Listing:
 
 def queue_problems(queue: dict[str, Any]) -> list[str]:
     """Why an on-call person should look at this queue, in words; empty when nothing is wrong."""
-    found = [f"alert: {alert['rule']}" for alert in queue.get("alerts", ())]
+    found = [_alert_problem(alert) for alert in queue.get("alerts", ())]
     counts = queue["counts"]
     if counts.get("failed"):
         found.append("failed jobs")
+    if queue.get("stuck"):
+        found.append("stuck jobs")
     if queue.get("paused"):
         found.append("paused")
     backlog = counts.get("waiting", 0) + counts.get("prioritized", 0) + counts.get("paused", 0)
@@ -155,6 +166,22 @@ def queue_problems(queue: dict[str, Any]) -> list[str]:
     if queue.get("problems"):
         found.append("unreadable keys")
     return found
+
+
+def _alert_problem(alert: dict[str, Any]) -> str:
+    # A held alert still needs a look (it fires), but says who holds it back.
+    held = alert.get("status") in ("acknowledged", "silenced")
+    return f"alert: {alert['rule']} ({alert['status']})" if held else f"alert: {alert['rule']}"
+
+
+def alert_row_class(queue: dict[str, Any]) -> str:
+    """How loud a row is: ``alerting`` with an alert nobody holds, ``alert-held`` when every
+    alert firing on it is acknowledged or silenced, nothing without alerts."""
+    alerts = queue.get("alerts") or ()
+    if not alerts:
+        return ""
+    held = all(alert.get("status") in ("acknowledged", "silenced") for alert in alerts)
+    return "alert-held" if held else "alerting"
 
 
 def group_key(queue: dict[str, Any], grouping: str, delimiter: str) -> str:

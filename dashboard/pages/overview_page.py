@@ -6,6 +6,7 @@ come through here.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -13,11 +14,15 @@ from redis.exceptions import ResponseError
 from dashboard.api.serializers import queue_json
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess
 from dashboard.pages.overview_list import Listing, ListQuery, group_key, list_queues
+from queues.alerts.shown import status_of
+from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import read_alerts
 from queues.errors import BullpenError
 from queues.reads.counts import QueueSummary, summaries
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
+from queues.reads.pause_reasons import pause_reasons
+from queues.reads.stuck import stuck_counts
 from queues.reads.workers import list_workers
 from queues.redis import connections, reachability
 from queues.redis.errors import translate_redis_errors
@@ -28,15 +33,44 @@ async def all_queues(
     *, alerts: bool, access: QueueAccess = EVERYTHING
 ) -> tuple[list[QueueSummary], list[dict[str, Any]]]:
     """Every queue ``access`` may view, as the API describes it, with the alerts firing on it
-    when asked for (a second round trip, for the queues that keep finished jobs)."""
+    when asked for (a second round trip, for the queues that keep finished jobs, and one for
+    the silences and acknowledgements): each alert with its ``status`` (firing, acknowledged
+    or silenced) and, when someone holds it, its ``hold``."""
     found = access.visible(await summaries(), lambda summary: summary.ref.slug)
     firing = await read_alerts(found) if alerts else {}
+    now = time.time()
+    holds = await read_holds(now) if any(firing.values()) else {}
     queues = []
     for summary in found:
         queue = queue_json(summary)
-        queue["alerts"] = [alert.as_json() for alert in firing.get(summary.ref, ())]
+        queue["alerts"] = []
+        for alert in firing.get(summary.ref, ()):
+            hold = holds.get((summary.ref.slug, alert.rule))
+            shown = {**alert.as_json(), "status": status_of(hold, now)}
+            if hold is not None:
+                shown["hold"] = hold.as_json()
+            queue["alerts"].append(shown)
         queues.append(queue)
     return found, queues
+
+
+async def _count_stuck(found: list[QueueSummary], queues: list[dict[str, Any]]) -> None:
+    """Each queue's stuck jobs (active, their lock gone), read only for the queues with active
+    jobs: one round trip per connection; a queue whose read failed shows none."""
+    busy = [
+        summary.ref
+        for summary, queue in zip(found, queues, strict=True)
+        if queue["counts"].get("active")
+    ]
+    if not busy:
+        return
+    try:
+        stuck = await stuck_counts(busy)
+    except BullpenError:
+        return  # a Redis gone meanwhile: its queues say so elsewhere; the list still shows
+    for summary, queue in zip(found, queues, strict=True):
+        if stuck.get(summary.ref):
+            queue["stuck"] = stuck[summary.ref]
 
 
 async def _count_workers(found: list[QueueSummary], queues: list[dict[str, Any]]) -> None:
@@ -52,6 +86,14 @@ async def _count_workers(found: list[QueueSummary], queues: list[dict[str, Any]]
         queue["workers"] = per_queue.get(queue["slug"], 0)
 
 
+async def _add_pause_reasons(queues: list[dict[str, Any]]) -> None:
+    """The reason each paused queue of the page was paused with, where one was given."""
+    paused = {QueueRef(q["prefix"], q["name"], q["connection"]): q for q in queues if q["paused"]}
+    if paused:
+        for ref, reason in (await pause_reasons(list(paused))).items():
+            paused[ref]["pauseReason"] = reason
+
+
 async def read_listing(
     query: ListQuery, *, page: bool = True, access: QueueAccess = EVERYTHING
 ) -> Listing:
@@ -62,6 +104,7 @@ async def read_listing(
     # API's problem filter and groups show; a plain API list does without.
     if page or query.problems or query.group:
         await _count_workers(found, queues)
+        await _count_stuck(found, queues)
     listing = list_queues(queues, query)
     listing.unreachable = {
         name: detail
@@ -74,6 +117,7 @@ async def read_listing(
         | {"error": lost[ref]}
         for ref in sorted(access.visible(list(lost), lambda ref: ref.slug))
     ]
+    await _add_pause_reasons(listing.queues)
     if page and listing.queues:
         refs = [QueueRef(q["prefix"], q["name"], q["connection"]) for q in listing.queues]
         series = await series_of(refs)

@@ -9,15 +9,16 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonRes
 from django.shortcuts import render
 from django.urls import reverse
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth.guards import api_view, mutation_view, page_view
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess, for_request
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.auth.viewer import can_act_on, kind_on_queue
 from dashboard.bulk import launch
 from dashboard.forms.actions import GroupActionForm
 from dashboard.forms.answer import action_input, valid
 from dashboard.forms.reads import FailureGroupsForm, FindForm
 from queues.actions.result import ActionResult
+from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import read_alerts
 from queues.errors import BadParameter
 from queues.failures.failure_groups import (
@@ -95,7 +96,15 @@ async def workers_api(request: HttpRequest, queue: str) -> JsonResponse:
 
 @api_view
 async def alerts_api(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"alerts": await alerts_by_queue(await for_request(request))})
+    """The alerts firing, and the silenced and acknowledged ones ("silenced until …, by …")."""
+    access = await for_request(request)
+    holds = await read_holds()
+    held = [
+        {"queue": queue, "rule": rule, **hold.as_json()}
+        for (queue, rule), hold in sorted(holds.items())
+        if access.may_view(queue)
+    ]
+    return JsonResponse({"alerts": await alerts_by_queue(access), "held": held})
 
 
 async def _group(ref: QueueRef, signature: str) -> FailureGroup:
@@ -106,7 +115,7 @@ async def _group(ref: QueueRef, signature: str) -> FailureGroup:
     return group
 
 
-# A group's jobs are fixed when the action is asked for and acted on in the background (202).
+# A group's jobs are fixed when the action is asked for and acted on by a bulk action (202).
 
 
 @mutation_view("retry-group")

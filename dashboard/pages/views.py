@@ -12,21 +12,37 @@ from django.utils.translation import gettext
 from dashboard.api.serializers import queue_json
 from dashboard.auth.guards import page_view
 from dashboard.auth.queue_access import for_request
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.auth.viewer import can_act_on, kind_on_queue, sign_kind, viewer_kind
+from dashboard.forms import preferences
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
+from dashboard.history.overview_columns import add_history_columns
 from dashboard.pages import relatives
-from dashboard.pages.job_context import dead_letter_context, live_context, page_context, shown
-from dashboard.pages.overview_list import COLUMNS, GROUPING_LABELS, PER_PAGE_CHOICES, SORT_CHOICES
+from dashboard.pages.htmx import htmx
+from dashboard.pages.job_context import (
+    dead_letter_context,
+    dedup_hold,
+    live_context,
+    page_context,
+    shown,
+)
+from dashboard.pages.overview_list import (
+    COLUMNS,
+    GROUPING_LABELS,
+    HISTORY_COLUMNS,
+    PER_PAGE_CHOICES,
+    SORT_CHOICES,
+)
 from dashboard.pages.overview_page import read_listing
 from dashboard.pages.state_labels import state_label
 from queues.config.settings import default_prefix, get_config
-from queues.errors import JobGone, QueueNotFound
+from queues.errors import JobGone
 from queues.reads.counts import summary
 from queues.reads.detail import job_detail
-from queues.reads.discovery import known
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import job_page as read_job_page
+from queues.reads.pause_reasons import pause_reasons
 from queues.redis import connections
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
@@ -48,14 +64,16 @@ def _sort_choices(current: str) -> list[tuple[str, str]]:
 
 async def _overview(request: HttpRequest) -> dict[str, Any]:
     access = await for_request(request)
-    listing = await read_listing(valid(OverviewForm(request.GET)).query(), access=access)
+    listing = await read_listing(
+        valid(OverviewForm(preferences.overview_query(request))).query(), access=access
+    )
+    await add_history_columns(listing.queues, listing.query.columns)
     kind = await viewer_kind(request.bullpen_principal)  # type: ignore[attr-defined]
     return {
         "listing": listing,
         "query": listing.query,
         "states": COLUMNS,
         "first_prefix": default_prefix(),
-        "first_connection": connections.default_name(),
         # With several Redis connections each row names its own.
         "several_connections": connections.several(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
@@ -66,6 +84,8 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
             if value != "connection" or connections.several()
         ],
         "per_page_choices": PER_PAGE_CHOICES,
+        "history_choices": HISTORY_COLUMNS,
+        "history_columns": [(k, v) for k, v in HISTORY_COLUMNS if k in listing.query.columns],
         "sort_choices": _sort_choices(listing.query.sort),
         # Group actions: each queue's own read-only setting is checked again when acting.
         "can_act": can_act_on(kind, ""),
@@ -76,7 +96,7 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
 async def overview(request: HttpRequest) -> HttpResponse:
     context = await _overview(request)
     # The filter, the order and the pager swap only the list (htmx); the page is the same.
-    if request.headers.get("HX-Target") == "overview-list":
+    if htmx(request).target == "overview-list":
         return render(request, "bullpen/_overview_list.html", context)
     return render(request, "bullpen/overview.html", context)
 
@@ -89,12 +109,12 @@ async def overview_rows(request: HttpRequest) -> HttpResponse:
 
 @page_view
 async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
-    ref = QueueRef.from_slug(queue)
-    if not await known(ref):
-        raise QueueNotFound(f"Unknown queue {queue!r}")
+    ref = await queue_ref(queue)
     info = queue_json(await summary(ref))
+    if info["paused"]:
+        info["pauseReason"] = (await pause_reasons([ref])).get(ref)
     default_state = next((s for s in STATE_TABS if info["counts"][s]), "waiting")
-    state, page, per_page, order = job_page_params(request.GET, default_state)
+    state, page, per_page, order = job_page_params(preferences.queue_query(request), default_state)
     result = await read_job_page(ref, state, page, per_page, order)
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     kind = await kind_on_queue(request, ref.slug)
@@ -142,6 +162,7 @@ async def job_page(request: HttpRequest, queue: str, job_id: str) -> HttpRespons
     job = relatives.seen_by(await for_request(request), job)
     context = page_context(ref, job, viewer=kind)
     context["dead_letter"] = await dead_letter_context(ref, job)
+    context["dedup"] = await dedup_hold(ref, job)
     return render(request, "bullpen/job.html", context)
 
 

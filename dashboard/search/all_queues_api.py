@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -29,22 +28,15 @@ from dashboard.forms.search import SearchAllForm, query_data
 from dashboard.search import render as search_render
 from dashboard.search import slots
 from dashboard.search.scope import queues_to_search
-from dashboard.search.streams import bounded
-from queues.errors import BullpenError
+from dashboard.search.streams import ndjson_line, search_response
 from queues.reads.jsontext import dumps
 from queues.reads.keys import STATES
 from queues.search.all_queues import Match, Progress, QueueDone, QueueSkipped, search_queues
 from queues.search.scan import parse_query
 
 logger = logging.getLogger(__name__)
-# The last line of a stream that failed for a reason the server logged (not the client's).
-STOPPED = "The search stopped on an error on the server (logged); its results so far are above"
 
 PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always comes)
-
-
-def _line(item: dict[str, Any]) -> bytes:
-    return dumps(item) + b"\n"
 
 
 def match_line(item: Match, needle: str) -> dict[str, Any]:
@@ -101,72 +93,57 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
     async def lines() -> AsyncGenerator[bytes, None]:
         grouped: set[str] = set()
         shown_at = 0.0
-        try:
-            async for item in search_queues(
-                refs,
-                states,
-                raw,
-                budget=found["budget"],
-                max_matches=found["max_matches"],
-            ):
-                if isinstance(item, Match):
-                    line = match_line(item, needle)
-                    if render:
-                        if item.ref.slug not in grouped:
-                            grouped.add(item.ref.slug)
-                            line["group"] = search_render.group_html(item.ref)
-                        line["html"] = search_render.row_html(
-                            item.ref, item.state, item.job, line["match"]
-                        )
-                    yield _line(line)
-                elif isinstance(item, QueueSkipped):
-                    skipped: dict[str, Any] = {
-                        "type": "skipped",
-                        "queue": item.ref.slug,
-                        "connection": item.ref.connection,
-                        "error": item.error,
-                    }
-                    if render:
-                        skipped["html"] = search_render.skipped_html(item.ref, item.error)
-                    yield _line(skipped)
-                elif isinstance(item, QueueDone):
-                    if not item.matched:
-                        continue
-                    done: dict[str, Any] = {
-                        "type": "queue",
-                        "queue": item.ref.slug,
-                        "connection": item.ref.connection,
-                        "scanned": item.scanned,
-                        "matched": item.matched,
-                        "states": item.by_state,
-                    }
-                    if render:
-                        done["html"] = search_render.foot_html(
-                            item.ref,
-                            item.scanned,
-                            item.matched,
-                            item.by_state,
-                            raw,
-                            can_act=can_act_on(kind, item.ref.slug),
-                            states=states,
-                        )
-                    yield _line(done)
-                elif item.done or time.monotonic() - shown_at >= PROGRESS_EVERY:
-                    shown_at = time.monotonic()
-                    yield _line(progress_line(item))
-        except BullpenError as error:
-            yield _line({"type": "error", "error": str(error)})
-        except Exception:
-            # A stream already begun cannot become a 500: its last line says it stopped.
-            logger.exception("search stream failed")
-            yield _line({"type": "error", "error": STOPPED})
-        finally:
-            slot.release()
+        async for item in search_queues(
+            refs,
+            states,
+            raw,
+            budget=found["budget"],
+            max_matches=found["max_matches"],
+        ):
+            if isinstance(item, Match):
+                line = match_line(item, needle)
+                if render:
+                    if item.ref.slug not in grouped:
+                        grouped.add(item.ref.slug)
+                        line["group"] = search_render.group_html(item.ref)
+                    line["html"] = search_render.row_html(
+                        item.ref, item.state, item.job, line["match"]
+                    )
+                yield ndjson_line(line)
+            elif isinstance(item, QueueSkipped):
+                skipped: dict[str, Any] = {
+                    "type": "skipped",
+                    "queue": item.ref.slug,
+                    "connection": item.ref.connection,
+                    "error": item.error,
+                }
+                if render:
+                    skipped["html"] = search_render.skipped_html(item.ref, item.error)
+                yield ndjson_line(skipped)
+            elif isinstance(item, QueueDone):
+                if not item.matched:
+                    continue
+                done: dict[str, Any] = {
+                    "type": "queue",
+                    "queue": item.ref.slug,
+                    "connection": item.ref.connection,
+                    "scanned": item.scanned,
+                    "matched": item.matched,
+                    "states": item.by_state,
+                }
+                if render:
+                    done["html"] = search_render.foot_html(
+                        item.ref,
+                        item.scanned,
+                        item.matched,
+                        item.by_state,
+                        raw,
+                        can_act=can_act_on(kind, item.ref.slug),
+                        states=states,
+                    )
+                yield ndjson_line(done)
+            elif item.done or time.monotonic() - shown_at >= PROGRESS_EVERY:
+                shown_at = time.monotonic()
+                yield ndjson_line(progress_line(item))
 
-    stream = lines()
-    # A stream the server never began (its client left first) gives its slot back when dropped.
-    weakref.finalize(stream, slot.release)
-    response = StreamingHttpResponse(bounded(stream), content_type="application/x-ndjson")
-    response["Cache-Control"] = "no-store"
-    response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
-    return response
+    return search_response(lines(), slot, logger)

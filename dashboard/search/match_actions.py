@@ -3,7 +3,7 @@
 
 GET counts what the action would act on (the page asks "Retry 37 matching failed jobs?"; an
 htmx request gets that question as markup, in the page's language); POST starts it as a
-background action (202) with the usual checks of every action (credentials, CSRF, read-only)
+bulk action (202) with the usual checks of every action (credentials, CSRF, read-only)
 and an audit row holding the query and the count.
 """
 
@@ -18,11 +18,12 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth.guards import View, api_view, json_error, mutation_view
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.bulk import launch
 from dashboard.forms.answer import action_input, valid
 from dashboard.forms.search import MatchActionForm, query_data
+from dashboard.pages.htmx import htmx
 from dashboard.search.match_question import match_question
 from queues.actions.result import ActionResult
 from queues.search.matches import ACTION_STATES, action_states, matching_ids, question
@@ -52,7 +53,7 @@ async def _count(request: HttpRequest, queue: str, action: str) -> HttpResponse:
         "truncated": found.truncated,
         "question": question(action, states, count),
     }
-    if not request.headers.get("HX-Request"):
+    if not htmx(request):
         return JsonResponse(body)
     params = urlencode([("q", query), *[("state", s) for s in states]])
     url = reverse("bullpen:search-action", args=[ref.slug, action])

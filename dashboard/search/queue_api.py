@@ -9,32 +9,23 @@ row as the queue page renders it for this viewer, so the page inserts server HTM
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 
-from dashboard.api.actions import queue_ref
 from dashboard.auth.guards import api_view
+from dashboard.auth.queue_lookup import queue_ref
 from dashboard.auth.viewer import ViewerKind, kind_on_queue
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import SearchForm
 from dashboard.pages.job_rows import row_html
 from dashboard.search import slots as search_slots
-from dashboard.search.streams import bounded
-from queues.errors import BullpenError
-from queues.reads.jsontext import dumps
+from dashboard.search.streams import ndjson_line, search_response
 from queues.reads.keys import QueueRef
 from queues.search.scan import ScanProgress, as_listed, search
 
 logger = logging.getLogger(__name__)
-# The last line of a stream that failed for a reason the server logged (not the client's).
-STOPPED = "The search stopped on an error on the server (logged); its results so far are above"
-
-
-def _line(item: dict[str, Any]) -> bytes:
-    return dumps(item) + b"\n"
 
 
 def _progress_line(item: ScanProgress) -> bytes:
@@ -49,7 +40,7 @@ def _progress_line(item: ScanProgress) -> bytes:
         line["full"] = True  # only ever sent to a client that gave max_matches
     if item.skipped:
         line["skipped"] = item.skipped  # data a data.<path> query could not parse
-    return _line(line)
+    return ndjson_line(line)
 
 
 async def _row_lines(
@@ -57,7 +48,7 @@ async def _row_lines(
 ) -> list[bytes]:
     rows = await as_listed(ref, state, [dict(match) for match in matches])
     return [
-        _line({"type": "job", "job": match, "html": row_html(ref, state, row, viewer=viewer)})
+        ndjson_line({"type": "job", "job": match, "html": row_html(ref, state, row, viewer=viewer)})
         for match, row in zip(matches, rows, strict=True)
     ]
 
@@ -78,32 +69,17 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse 
         # Rows are rendered a chunk at a time: matches wait for their chunk's progress line,
         # so that they are read again for the list in one round trip.
         matches: list[dict[str, Any]] = []
-        try:
-            async for item in search(ref, state, raw, budget, max_matches=max_matches):
-                if not isinstance(item, ScanProgress):
-                    if render:
-                        matches.append(item)
-                    else:
-                        yield _line({"type": "job", "job": item})
-                    continue
-                if matches:
-                    for line in await _row_lines(ref, state, matches, viewer):
-                        yield line
-                    matches = []
-                yield _progress_line(item)
-        except BullpenError as error:
-            yield _line({"type": "error", "error": str(error)})
-        except Exception:
-            # A stream already begun cannot become a 500: its last line says it stopped.
-            logger.exception("search stream failed")
-            yield _line({"type": "error", "error": STOPPED})
-        finally:
-            slot.release()
+        async for item in search(ref, state, raw, budget, max_matches=max_matches):
+            if not isinstance(item, ScanProgress):
+                if render:
+                    matches.append(item)
+                else:
+                    yield ndjson_line({"type": "job", "job": item})
+                continue
+            if matches:
+                for line in await _row_lines(ref, state, matches, viewer):
+                    yield line
+                matches = []
+            yield _progress_line(item)
 
-    stream = lines()
-    # A stream the server never began (its client left first) gives its slot back when dropped.
-    weakref.finalize(stream, slot.release)
-    response = StreamingHttpResponse(bounded(stream), content_type="application/x-ndjson")
-    response["Cache-Control"] = "no-store"
-    response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
-    return response
+    return search_response(lines(), slot, logger)

@@ -11,10 +11,17 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext
 
 from dashboard.pages.overview_list import ListQuery
+from dashboard.pages.overview_list import alert_row_class as _alert_row_class
 from dashboard.pages.state_labels import state_label
-from dashboard.templatetags.bullpen import visible_text
+from dashboard.templatetags.bullpen_names import visible_text
 
 register = template.Library()
+
+
+@register.filter
+def alert_row_class(queue: dict[str, Any]) -> str:
+    """``alerting`` (an alert nobody holds), ``alert-held`` (all held) or nothing."""
+    return _alert_row_class(queue)
 
 
 @register.simple_tag
@@ -78,6 +85,21 @@ def state_cells(queue: dict[str, Any], queue_url: str, states: tuple[str, ...]) 
 
 
 def count_label(count: int, state: str, queue_name: str) -> str:
-    """What a count link says to a screen reader (app.js builds the same words)."""
+    """What a count link says to a screen reader (live.js fills in the forms of
+    :func:`count_label_forms` when a live update changes the count)."""
     words = ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", count)
-    return words.format(n=count, state=state_label(state).replace("-", " "), queue=queue_name)
+    return words.format(n=count, state=_label_state(state), queue=queue_name)
+
+
+def _label_state(state: str) -> str:
+    return state_label(state).replace("-", " ")
+
+
+def count_label_forms(state: str) -> dict[str, str]:
+    """A state's count label for one job and for many, ``{n}`` and ``{queue}`` left to fill
+    (``count_label_failed_one``: "{n} failed job in {queue}"), for the page's words."""
+    forms: dict[str, str] = {}
+    for form, n in (("one", 1), ("other", 2)):
+        words = ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", n)
+        forms[f"count_label_{state}_{form}"] = words.replace("{state}", _label_state(state))
+    return forms

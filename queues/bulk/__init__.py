@@ -1,4 +1,4 @@
-"""Bulk actions as durable background work, outside the HTTP request that asked for them.
+"""Bulk actions as durable work, run outside the HTTP request that asked for them.
 
 ``record``: what an action is (kind, queue, parameters, who, state, progress); ``store``: its
 keys in Redis; ``submit``: recording a new one; ``kinds``: what each kind does, batch by batch

@@ -24,7 +24,7 @@ from queues.bulk.counted import CancelRequested, LostAction
 from queues.bulk.kind import Work
 from queues.bulk.kinds import KINDS
 from queues.bulk.record import CANCELLED, DONE, FAILED, INTERRUPTED, RUNNING, ActionRecord, now_ms
-from queues.bulk.settings import BackgroundSettings
+from queues.bulk.settings import BulkSettings
 from queues.bulk.store import store_for
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.errors import BullpenError, RedisUnavailable
@@ -52,11 +52,11 @@ class Runner:
     def __init__(
         self,
         hooks: Hooks,
-        settings: BackgroundSettings | None = None,
+        settings: BulkSettings | None = None,
         connection: str | None = None,
     ) -> None:
         self.hooks = hooks
-        self.settings = settings or BackgroundSettings.from_config()
+        self.settings = settings or BulkSettings.from_config()
         self.store = store_for(connection)
         self.connection = self.store.connection
         self.lease = Lease(self.store.redis, self.store.lease_key, self.settings.lease_ttl_ms)

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from queues.bulk.counted import Build, CancelRequested, LostAction, counted_batch
 from queues.bulk.record import ActionRecord
-from queues.bulk.settings import BackgroundSettings
+from queues.bulk.settings import BulkSettings
 from queues.bulk.store import ActionStore
 from queues.reads.keys import QueueRef
 
@@ -49,7 +49,7 @@ class Work:
         record: ActionRecord,
         store: ActionStore,
         owner: str,
-        settings: BackgroundSettings,
+        settings: BulkSettings,
         on_progress: ProgressReporter,
     ) -> None:
         self.record = record

@@ -9,7 +9,7 @@ from queues.config.settings import get_config
 
 
 @dataclass(frozen=True)
-class BackgroundSettings:
+class BulkSettings:
     # Jobs moved by one BullMQ script call: one Redis round trip, a few milliseconds of Redis.
     batch_size: int = 1000
     # Pause between batches, leaving Redis to the workers during a long action.
@@ -29,7 +29,7 @@ class BackgroundSettings:
     keep_recent: int = 200
 
     @classmethod
-    def from_config(cls) -> BackgroundSettings:
+    def from_config(cls) -> BulkSettings:
         given: dict[str, Any] = dict(get_config().get("ACTIONS") or {})
         names = {f.name for f in fields(cls)}
         return cls(**{key: value for key, value in given.items() if key in names})

@@ -6,7 +6,7 @@ from typing import Any
 
 from queues.bulk.kinds import KINDS
 from queues.bulk.record import ActionRecord, RequestedBy, new_id, now_ms
-from queues.bulk.settings import BackgroundSettings
+from queues.bulk.settings import BulkSettings
 from queues.bulk.store import id_suffix, store_for
 from queues.errors import BadParameter, Conflict
 from queues.reads.keys import QueueRef
@@ -37,7 +37,7 @@ async def submit(
         first = await store_for(ref.connection).create(
             record,
             prepared.job_ids,
-            BackgroundSettings.from_config().keep_recent,
+            BulkSettings.from_config().keep_recent,
             same_work=(lambda other: _same_sweep(record, other)) if kind_name in SWEEPS else None,
             even_when_full=kind_name in FREES_MEMORY,
         )

@@ -1,22 +1,24 @@
 """What is wrong with ``settings.BULLPEN``, said as problems with check ids;
 dashboard/checks/mounting.py
-turns them into Django system checks (``bullpen.E…`` errors, ``bullpen.W…`` warnings)."""
+turns them into Django system checks (``bullpen.E…`` errors, ``bullpen.W…`` warnings).
+
+The keys, prefixes, queue names and plain values are checked here; the Redis servers in
+redis_problems.py, the alert settings in alert_problems.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from difflib import get_close_matches
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 
-from queues.config.settings import ALERT_DELIVERY_KEYS, DEFAULTS
+from queues.config.alert_problems import threshold_problems
+from queues.config.problem import Problem
+from queues.config.problem import is_number as _number
+from queues.config.redis_problems import connection_problems, redis_url_problems
+from queues.config.settings import DEFAULTS
 from queues.reads.redaction import path_problem
-from queues.redis.urls import RedisUrlError, parse_redis_url, redact
 
 # Keys accepted besides DEFAULTS': the short form of PREFIXES.
 ALIASES = ("PREFIX",)
@@ -25,6 +27,7 @@ _POSITIVE = (
     "LIST_FIELD_CAP",
     "DETAIL_FIELD_CAP",
     "REDIS_TIMEOUT",
+    "CANCEL_WAIT",
     "FAILURE_GROUP_BUDGET",
     "SEARCH_BUDGET",
     "SEARCH_FIELD_CAP",
@@ -48,15 +51,6 @@ QUEUE_OPTION_KEYS = ("display_name", "description", "read_only", "alerts")
 _LIVE_COUNTS = ("max_watches", "max_sockets_per_client")
 _LIVE_SECONDS = ("auth_recheck_interval",)
 _LIVE_RATES = ("quiet_reads_per_second",)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A setting that cannot work as given. ``code`` is its check id: E… errors, W… warnings."""
-
-    code: str
-    message: str
-    hint: str = ""
 
 
 def problems() -> list[Problem]:
@@ -157,7 +151,7 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
     def bad(key: str, should: str) -> None:
         found.append(Problem("E014", f"BULLPEN[{key!r}] {should}; it is {config[key]!r}."))
 
-    found += _redis_url(config["REDIS_URL"])
+    found += redis_url_problems(config["REDIS_URL"])
     for key in _POSITIVE:
         if not _number(config[key]) or config[key] <= 0:
             bad(key, "must be a number above 0")
@@ -167,16 +161,15 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
     for key in _MAPPINGS:
         if not isinstance(config[key], Mapping):
             bad(key, "must be a dict")
-    found += _thresholds(config)
+    found += threshold_problems(config)
     found += _live_bounds(config["LIVE"])
     if not isinstance(config["METRICS_TOKEN"], str):
         bad("METRICS_TOKEN", "must be a string (empty: metrics off)")
     if not isinstance(config["LIVE_KEY_PREFIX"], str) or not config["LIVE_KEY_PREFIX"]:
         bad("LIVE_KEY_PREFIX", "must be a non-empty string")
-    if not isinstance(config["READ_ONLY"], bool):
-        bad("READ_ONLY", "must be True or False")
-    if not isinstance(config["LANGUAGE_SWITCHER"], bool):
-        bad("LANGUAGE_SWITCHER", "must be True or False")
+    for flag in ("READ_ONLY", "LANGUAGE_SWITCHER", "HISTORY_RECORDING", "METRICS_PER_JOB_NAME"):
+        if not isinstance(config[flag], bool):
+            bad(flag, "must be True or False")
     path = config["WEBSOCKET_PATH"]
     if not isinstance(path, str) or not path.startswith("/") or not path.endswith("/"):
         bad("WEBSOCKET_PATH", "must be a path starting and ending with '/'")
@@ -222,77 +215,6 @@ def _redact_paths(paths: Any) -> list[Problem]:
     return found
 
 
-_URL_HINT = (
-    "One server: redis://[user:password@]host:6379/0 (rediss:// for TLS, unix:///path.sock); "
-    "Sentinel: redis+sentinel://[user:password@]host:26379[,host:26379…]/<service>[/<db>] "
-    "(rediss+sentinel:// for TLS)."
-)
-
-
-_CONNECTIONS_HINT = (
-    "CONNECTIONS = {'eu': {'URL': 'redis://eu-redis:6379/0'}, 'us': {'URL': "
-    "'rediss://us-redis:6380/0'}}: names of letters, digits, '_', '.' and '-' (at most 40), "
-    "each with the URL of its Redis."
-)
-
-
-def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
-    """What is wrong with CONNECTIONS: its shape, each name and URL, and a REDIS_URL given
-    beside it that names another server (which one would the dashboard read?)."""
-    from queues.redis.connections import NAME_PATTERN, url_of_entry
-
-    if not isinstance(named, Mapping):
-        message = f"BULLPEN['CONNECTIONS'] must be a dict of named connections; it is {named!r}."
-        return [Problem("E021", message, _CONNECTIONS_HINT)]
-    found = []
-    urls = []
-    for name, entry in named.items():
-        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            message = (
-                f"BULLPEN['CONNECTIONS'] names a connection {name!r}: a name is 1 to 40 "
-                "letters, digits, '_', '.' or '-', starting with a letter or digit."
-            )
-            found.append(Problem("E021", message, _CONNECTIONS_HINT))
-            continue
-        if isinstance(entry, Mapping):
-            unknown = sorted(str(key) for key in entry if key != "URL")
-            if unknown:
-                message = (
-                    f"BULLPEN['CONNECTIONS'][{name!r}] has keys Bullpen does not know: "
-                    f"{', '.join(unknown)}."
-                )
-                found.append(Problem("E021", message, "Each connection takes 'URL'."))
-        elif not isinstance(entry, str):
-            message = f"BULLPEN['CONNECTIONS'][{name!r}] must be {{'URL': ...}}; it is {entry!r}."
-            found.append(Problem("E021", message, _CONNECTIONS_HINT))
-            continue
-        url = url_of_entry(entry)
-        urls.append(url)
-        found += _redis_url(url, f"BULLPEN['CONNECTIONS'][{name!r}]['URL']")
-    if named and redis_url is not None and redis_url not in urls:
-        message = (
-            f"BULLPEN has both REDIS_URL ({_shown(redis_url)}) and CONNECTIONS, whose "
-            "connections do not include it: CONNECTIONS is used and REDIS_URL ignored."
-        )
-        hint = "Keep one: REDIS_URL for one Redis, CONNECTIONS for several."
-        found.append(Problem("E021", message, hint))
-    return found
-
-
-def _shown(url: Any) -> str:
-    return repr(redact(url)) if isinstance(url, str) else repr(url)
-
-
-def _redis_url(url: Any, where: str = "BULLPEN['REDIS_URL']") -> list[Problem]:
-    """Whether REDIS_URL names something Bullpen can connect to."""
-    try:
-        parse_redis_url(url)
-    except RedisUrlError as error:
-        message = f"{where} = {_shown(url)} is not usable: {error}."
-        return [Problem("E014", message, _URL_HINT)]
-    return []
-
-
 def _live_bounds(live: Any) -> list[Problem]:
     """The websocket's limits in LIVE (a non-dict LIVE is reported with the other dicts)."""
     if not isinstance(live, Mapping):
@@ -326,94 +248,3 @@ def _live_bounds(live: Any) -> list[Problem]:
                 )
             )
     return found
-
-
-def _thresholds(config: Mapping[str, Any]) -> list[Problem]:
-    """Alert thresholds, for every queue and per queue: numbers, or None (off)."""
-    # A non-dict ALERTS is reported with the other dict settings.
-    alerts = config["ALERTS"] if isinstance(config["ALERTS"], Mapping) else None
-    given: dict[str, Any] = {}
-    if alerts is not None:
-        rules = {k: v for k, v in alerts.items() if k not in ALERT_DELIVERY_KEYS}
-        given["BULLPEN['ALERTS']"] = rules
-    options = config["QUEUE_OPTIONS"]
-    for queue, per_queue in options.items() if isinstance(options, Mapping) else ():
-        if not isinstance(per_queue, Mapping):
-            given[f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]"] = per_queue
-        else:
-            given[f"BULLPEN['QUEUE_OPTIONS'][{queue!r}]['alerts']"] = per_queue.get("alerts") or {}
-    found = _delivery(alerts) if alerts is not None else []
-    for where, value in given.items():
-        if not isinstance(value, Mapping):
-            found.append(Problem("E014", f"{where} must be a dict; it is {value!r}."))
-            continue
-        for rule, limit in value.items():
-            if limit is not None and not (_number(limit) and limit >= 0):
-                found.append(
-                    Problem(
-                        "E014",
-                        f"{where}[{rule!r}] must be a number, 0 or more, or None (off); "
-                        f"it is {limit!r}.",
-                    )
-                )
-    return found
-
-
-def _delivery(alerts: Mapping[str, Any]) -> list[Problem]:
-    """How alerts reach people: addresses, webhook URLs, the cooldown, the links' base."""
-    found = []
-
-    def bad(key: str, should: str) -> None:
-        where = f"BULLPEN['ALERTS'][{key!r}]"
-        found.append(Problem("E014", f"{where} {should}; it is {alerts[key]!r}."))
-
-    addresses = alerts.get("EMAIL_TO", [])
-    if not _list_of(addresses, _is_address):
-        bad("EMAIL_TO", "must be a list of e-mail addresses")
-    webhooks = alerts.get("WEBHOOKS", [])
-    if not _list_of(webhooks, lambda url: _is_url(url, path=True)):
-        bad("WEBHOOKS", "must be a list of http:// or https:// URLs")
-    cooldown = alerts.get("COOLDOWN", 0)
-    if not _number(cooldown) or cooldown < 0:
-        bad("COOLDOWN", "must be a number of seconds, 0 or more")
-    interval = alerts.get("INTERVAL", 1)
-    if not _number(interval) or interval <= 0:
-        bad("INTERVAL", "must be a number of seconds above 0")
-    base = alerts.get("LINK_BASE", "")
-    if not isinstance(base, str) or (base and not _is_url(base, path=False)):
-        bad("LINK_BASE", "must be the site's public origin, as 'https://ops.example.com'")
-    elif not base and (addresses or webhooks) and not found:
-        found.append(
-            Problem(
-                "W019",
-                "Alert notices link to the queue page by its path alone: "
-                "BULLPEN['ALERTS']['LINK_BASE'] is not set.",
-                "Set it to the site's public origin, as 'https://ops.example.com'.",
-            )
-        )
-    return found
-
-
-def _list_of(value: Any, each: Callable[[Any], bool]) -> bool:
-    return isinstance(value, (list, tuple)) and all(each(item) for item in value)
-
-
-def _is_address(value: Any) -> bool:
-    try:
-        validate_email(value)
-    except ValidationError:
-        return False
-    return True
-
-
-def _is_url(value: Any, *, path: bool) -> bool:
-    """An http(s) URL with a host; without a query or fragment unless ``path``."""
-    if not isinstance(value, str):
-        return False
-    parts = urlsplit(value)
-    plain = path or not (parts.query or parts.fragment)
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and plain
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

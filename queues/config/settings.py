@@ -76,6 +76,13 @@ DEFAULTS: dict[str, Any] = {
     "METRICS_TOKEN": "",
     # Newest completed jobs per queue whose run time feeds /metrics' duration histogram.
     "METRICS_DURATION_SAMPLE": 100,
+    # /metrics' history histograms (bullpen_job_wait_seconds, bullpen_job_run_seconds) per job
+    # name as well as per queue (names can be many: each is a series).
+    "METRICS_PER_JOB_NAME": False,
+    # The live reader records job history (queues/history/): counts, wait and run times per
+    # queue and job name, kept 90 days under LIVE_KEY_PREFIX. It then reads the event streams
+    # whether or not a page is open.
+    "HISTORY_RECORDING": True,
     # Alert thresholds for every queue (see queues/alerts/thresholds.py);
     # QUEUE_OPTIONS[q]["alerts"] per queue.
     # Also how alerts reach people (ALERT_DELIVERY_KEYS; queues/alerts/watch.py): "EMAIL_TO" and
@@ -95,6 +102,8 @@ DEFAULTS: dict[str, Any] = {
     "REDACT": [],
     # Seconds to wait for Redis before a request fails with 503.
     "REDIS_TIMEOUT": 5.0,
+    # Seconds a cancel request waits for the job's worker to cancel it before answering 409.
+    "CANCEL_WAIT": 5.0,
     # The worker runner (``manage.py runqueueworker``, queues/runner/), merged key by key:
     # modules whose @job_handler decorators register handlers; handlers by dotted path per
     # queue ({"email": "app.jobs.send"} or {"email": {"handler": "app.jobs.send",
@@ -108,13 +117,22 @@ DEFAULTS: dict[str, Any] = {
         "dead_letter_queue": "dead-letter",
         "max_memory_mb": None,
     },
-    # Bulk actions run in the background (queues/bulk/): overrides of
-    # queues.background.settings.BackgroundSettings (documented in docs/configuration.md).
+    # Bulk actions, run by the bulk-action executor (queues/bulk/): overrides of
+    # queues.bulk.settings.BulkSettings (documented in docs/configuration.md).
     "ACTIONS": {},
 }
 
-# Keys of ALERTS that say how alerts are delivered rather than when they fire.
-ALERT_DELIVERY_KEYS = ("EMAIL_TO", "WEBHOOKS", "COOLDOWN", "INTERVAL", "LINK_BASE")
+# Keys of ALERTS that say how alerts are delivered or measured; every other key is a rule.
+ALERT_DELIVERY_KEYS = (
+    "EMAIL_TO",
+    "WEBHOOKS",
+    "COOLDOWN",
+    "INTERVAL",
+    "RENOTIFY",
+    "LINK_BASE",
+    "RATE_WINDOW",
+    "RATE_MIN_JOBS",
+)
 
 
 @cache

@@ -1,7 +1,8 @@
 """Counts of every state, and the meta hash, for all queues in one pipelined round trip.
 
 Per queue: 7 counts + 1 HMGET of meta = 8 commands (9 for a queue that still holds a
-BullMQ 5 ``paused`` list). With several connections each one's queues are read on its own
+BullMQ 5 ``paused`` list); fewer for a reader that names the states it needs (the alert
+sender): the others then count 0. With several connections each one's queues are read on its own
 client, at the same time; one that cannot be reached is left out (queues/redis/reachability.py
 says which) so that the others are still shown.
 """
@@ -76,12 +77,14 @@ class _Request:
 
 # Made once per queue: thousands of queues, read on every overview, would otherwise cost
 # a tuple, a key and an encoding per command per read. Bounded: forgotten whole when full.
-_requests: dict[tuple[QueueRef, bool], _Request] = {}
+_requests: dict[tuple[QueueRef, bool, frozenset[str] | None], _Request] = {}
 _REQUESTS_KEPT = 50_000
 
 
-def _queue_request(ref: QueueRef, legacy_paused: bool) -> _Request:
-    kept = _requests.get((ref, legacy_paused))
+def _queue_request(
+    ref: QueueRef, legacy_paused: bool, states: frozenset[str] | None = None
+) -> _Request:
+    kept = _requests.get((ref, legacy_paused, states))
     if kept is not None:
         return kept
     commands: list[Command] = []
@@ -89,13 +92,15 @@ def _queue_request(ref: QueueRef, legacy_paused: bool) -> _Request:
     for state, (suffix, kind) in STATES.items():
         if state == "paused" and not legacy_paused:
             continue
+        if states is not None and state not in states:
+            continue
         commands.append(("LLEN" if kind == "list" else "ZCARD", ref.key(suffix)))
         answered.append(state)
     commands.append(("HMGET", ref.key("meta"), *META_FIELDS))
     made = _Request(tuple(commands), fastpipe.pack_uncached(commands), tuple(answered))
     if len(_requests) >= _REQUESTS_KEPT:
         _requests.clear()
-    _requests[(ref, legacy_paused)] = made
+    _requests[(ref, legacy_paused, states)] = made
     return made
 
 
@@ -132,21 +137,26 @@ def _summary(ref: QueueRef, states: tuple[str, ...], replies: list[Any]) -> Queu
     )
 
 
-async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
+async def summaries(
+    refs: list[QueueRef] | None = None, *, states: frozenset[str] | None = None
+) -> list[QueueSummary]:
     """Summaries of ``refs`` (default: every discovered queue), in one round trip per
     connection. Every queue's: with several connections, those of one that cannot be reached
-    are left out (queues/redis/reachability.py names it)."""
+    are left out (queues/redis/reachability.py names it). ``states``: count only these (the
+    others count 0), for a reader that needs a few at thousands of queues."""
     if refs is None:
         async with translate_redis_errors():
             found: Discovered = await discovered()
         everywhere = connections.several()
-        return await read_summaries(list(found.queues), found.legacy_paused, partial=everywhere)
+        return await read_summaries(
+            list(found.queues), found.legacy_paused, partial=everywhere, states=states
+        )
     # Only the named queues' connections are asked: another one being down is not theirs.
     legacy_paused: frozenset[QueueRef] = frozenset()
     async with translate_redis_errors():
         for connection in {ref.connection for ref in refs}:
             legacy_paused |= (await discovered_on(connection)).legacy_paused
-    found_now = await read_summaries(refs, legacy_paused)
+    found_now = await read_summaries(refs, legacy_paused, states=states)
     if len(found_now) < len(refs):
         # A named queue whose Cluster master is down: its page cannot be shown without it.
         lost = reachability.queues_down()
@@ -156,7 +166,11 @@ async def summaries(refs: list[QueueRef] | None = None) -> list[QueueSummary]:
 
 
 async def read_summaries(
-    refs: list[QueueRef], legacy_paused: frozenset[QueueRef] = frozenset(), *, partial: bool = False
+    refs: list[QueueRef],
+    legacy_paused: frozenset[QueueRef] = frozenset(),
+    *,
+    partial: bool = False,
+    states: frozenset[str] | None = None,
 ) -> list[QueueSummary]:
     """Summaries of ``refs``, without consulting discovery: one pipelined round trip per
     connection. ``partial``: the queues of a connection that cannot be reached are left out
@@ -164,7 +178,7 @@ async def read_summaries(
     while the other masters' are read (queues/reachability.py names them)."""
     if not refs:
         return []
-    read = await _read_summaries(refs, legacy_paused, partial=partial)
+    read = await _read_summaries(refs, legacy_paused, partial=partial, states=states)
     reachability.note_queues(
         [item.ref for item in read if item.unreachable is None],
         {item.ref: item.unreachable for item in read if item.unreachable is not None},
@@ -173,31 +187,38 @@ async def read_summaries(
 
 
 async def _read_summaries(
-    refs: list[QueueRef], legacy_paused: frozenset[QueueRef], *, partial: bool
+    refs: list[QueueRef],
+    legacy_paused: frozenset[QueueRef],
+    *,
+    partial: bool,
+    states: frozenset[str] | None,
 ) -> list[QueueSummary]:
     shares = by_connection(refs)
     if not partial:
         parts = await asyncio.gather(
-            *(_read_on(name, share, legacy_paused) for name, share in shares.items())
+            *(_read_on(name, share, legacy_paused, states) for name, share in shares.items())
         )
         if len(parts) == 1:
             return parts[0]
         read = {summary.ref: summary for part in parts for summary in part}
         return [read[ref] for ref in refs]
     found = await asyncio.gather(
-        *(_read_or_leave_out(name, share, legacy_paused) for name, share in shares.items())
+        *(_read_or_leave_out(name, share, legacy_paused, states) for name, share in shares.items())
     )
     read = {summary.ref: summary for part in found for summary in part}
     return [read[ref] for ref in refs if ref in read]
 
 
 async def _read_or_leave_out(
-    connection: str, refs: list[QueueRef], legacy_paused: frozenset[QueueRef]
+    connection: str,
+    refs: list[QueueRef],
+    legacy_paused: frozenset[QueueRef],
+    states: frozenset[str] | None,
 ) -> list[QueueSummary]:
     if reachability.skip(connection):
         return []
     try:
-        found = await _read_on(connection, refs, legacy_paused)
+        found = await _read_on(connection, refs, legacy_paused, states)
     except UNREACHABLE as error:
         reachability.note_down(connection, reason(error))
         return []
@@ -206,9 +227,12 @@ async def _read_or_leave_out(
 
 
 async def _read_on(
-    connection: str, refs: list[QueueRef], legacy_paused: frozenset[QueueRef]
+    connection: str,
+    refs: list[QueueRef],
+    legacy_paused: frozenset[QueueRef],
+    states: frozenset[str] | None = None,
 ) -> list[QueueSummary]:
-    plan = [(ref, _queue_request(ref, ref in legacy_paused)) for ref in refs]
+    plan = [(ref, _queue_request(ref, ref in legacy_paused, states)) for ref in refs]
     commands = [command for _ref, request in plan for command in request.commands]
     packed = b"".join(request.packed for _ref, request in plan)
     try:

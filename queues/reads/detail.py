@@ -11,6 +11,7 @@ from queues.reads.job_fields import due_at_ms, job_from_hash
 from queues.reads.keys import QueueRef
 from queues.reads.listing import ROW_FIELDS
 from queues.reads.scripts import in_pipeline, read_capped_fields
+from queues.reads.stuck import is_stuck, lock_exists, lock_key
 from queues.redis import connections
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
@@ -60,13 +61,14 @@ async def job_detail(
             pipe.hkeys(f"{job_key}:processed")
             pipe.hkeys(f"{job_key}:failed")
             pipe.zrange(f"{job_key}:unsuccessful", 0, -1)
+            pipe.exists(lock_key(ref, job_id))
             replies = await pipe.execute(raise_on_error=False)
         raw, logs, log_count = replies[0], replies[1], replies[2]
         cut: dict[str, int] = {}
         if cap is not None and not isinstance(raw, Exception):
             raw, cut = _capped_hash(raw)
         scores = replies[3 : 3 + len(_ZSET_STATES)]
-        pending, processed, failed, ignored = replies[3 + len(_ZSET_STATES) :]
+        pending, processed, failed, ignored, locked = replies[3 + len(_ZSET_STATES) :]
         if isinstance(raw, Exception):
             raise JobNotFound(f"Job {job_id!r} is not a readable job hash ({raw})")
         if not raw:
@@ -75,6 +77,7 @@ async def job_detail(
 
     job = job_from_hash(job_id, raw, cut)
     job["state"] = state
+    job["stuck"] = is_stuck(state, locked)
     job["queueQualifiedName"] = ref.qualified_name
     job["dueAt"] = due_at_ms(scores[_ZSET_STATES.index("delayed")])
     job["logs"] = logs if isinstance(logs, list) else []
@@ -156,8 +159,12 @@ async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     async with translate_redis_errors():
         zscores = [("ZSCORE", ref.key(state), job_id) for state in _ZSET_STATES]
-        rows, scores = await read_capped_fields(
-            get_client(ref.connection), [ref.job_key(job_id)], cap, LIVE_FIELDS, zscores
+        rows, (*scores, locked) = await read_capped_fields(
+            get_client(ref.connection),
+            [ref.job_key(job_id)],
+            cap,
+            LIVE_FIELDS,
+            [*zscores, lock_exists(ref, job_id)],
         )
     ((values, cut_flat),) = rows
     if cut_flat and cut_flat[0] == 0:
@@ -169,5 +176,6 @@ async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
     job = job_from_hash(job_id, raw, cut)
     async with translate_redis_errors():
         job["state"] = _zset_state(scores) or await _list_state(ref, job_id)
+    job["stuck"] = is_stuck(job["state"], locked)
     job["dueAt"] = due_at_ms(scores[_ZSET_STATES.index("delayed")])
     return job

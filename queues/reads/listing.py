@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -12,6 +14,7 @@ from queues.reads.discovery import known
 from queues.reads.job_fields import due_at_ms, job_from_hash
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.scripts import read_capped_fields
+from queues.reads.stuck import is_stuck, lock_exists
 from queues.redis import fastpipe
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
@@ -34,6 +37,14 @@ class JobPage:
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.per_page))
+
+    @property
+    def digest(self) -> str:
+        """A short fingerprint of what this page holds: a page whose list has it already has
+        nothing to gain from swapping in the same list again (a swap under a person's finger
+        or keyboard focus loses their tap or their place)."""
+        text = json.dumps(self.as_json(), sort_keys=True, default=str)
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -100,19 +111,27 @@ ROW_FIELDS = (
 )
 
 
-async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+async def fetch_jobs(
+    ref: QueueRef, job_ids: list[str], cap: int, *, active: bool = False
+) -> list[dict[str, Any]]:
     """Rows for ``job_ids`` (ROW_FIELDS, values over ``cap`` bytes cut, and ``dueAt``) in one
     round trip. Jobs removed since their id was read are left out. Rows of the dead-letter
-    queue also carry ``originalState``, their original job's state now (one more round trip)."""
+    queue also carry ``originalState``, their original job's state now (one more round trip).
+    ``active``: the jobs are active ones, and each row says whether it is ``stuck`` (its lock,
+    read in the same round trip, is gone)."""
     if not job_ids:
         return []
     redis = get_client(ref.connection)
     keys = [ref.job_key(job_id) for job_id in job_ids]
     delayed = ref.key("delayed")
     scores = [("ZSCORE", delayed, job_id) for job_id in job_ids]
-    replies, due_scores = await read_capped_fields(redis, keys, cap, ROW_FIELDS, scores)
+    locks = [lock_exists(ref, job_id) for job_id in job_ids] if active else []
+    replies, more = await read_capped_fields(redis, keys, cap, ROW_FIELDS, [*scores, *locks])
+    due_scores, lock_replies = more[: len(job_ids)], more[len(job_ids) :]
     jobs: list[dict[str, Any]] = []
-    for job_id, (values, cut_flat), score in zip(job_ids, replies, due_scores, strict=False):
+    for index, (job_id, (values, cut_flat), score) in enumerate(
+        zip(job_ids, replies, due_scores, strict=False)
+    ):
         if cut_flat and cut_flat[0] == 0:
             jobs.append(
                 {"id": job_id, "invalid": ["hash"], "error": str(cut_flat[1]), "truncated": {}}
@@ -132,6 +151,8 @@ async def fetch_jobs(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[s
         row = job_from_hash(job_id, raw, cut)
         del row["stacktrace"]
         row["dueAt"] = due_at_ms(score)
+        if active:
+            row["stuck"] = is_stuck("active", lock_replies[index])
         jobs.append(row)
     if jobs and ref == dead_letter_ref(ref.connection):
         states = await original_states(ref, [read_envelope(job.get("data")) for job in jobs])
@@ -159,7 +180,8 @@ async def job_page(
             raise QueueDataError(f"Cannot read the {state} jobs of {ref.slug!r}: {problem}")
         if kind == "list" and order == "asc":
             ids.reverse()
-        jobs = await fetch_jobs(ref, ids, int(get_config()["LIST_FIELD_CAP"]))
+        cap = int(get_config()["LIST_FIELD_CAP"])
+        jobs = await fetch_jobs(ref, ids, cap, active=state == "active")
     for job in jobs:
         job["state"] = state
         job["queueQualifiedName"] = ref.qualified_name

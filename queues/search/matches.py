@@ -14,7 +14,7 @@ from queues.errors import BadParameter, RedisUnavailable
 from queues.reads.keys import STATES, QueueRef
 from queues.search.all_queues import Match, Progress, QueueSkipped, search_queues
 
-# Jobs one action on matches may act on (the background list kinds' own limit).
+# Jobs one action on matches may act on (the bulk list kinds' own limit).
 MAX_MATCHES = 100_000
 
 # What each action may act on, and what it acts on when no state is named. BullMQ retries

@@ -24,7 +24,7 @@ from queues.cancelling import raise_if_cancelled
 from queues.config.settings import get_config
 from queues.errors import BadParameter, QueueNotFound
 from queues.reads.discovery import known
-from queues.reads.jsontext import loads_shown
+from queues.reads.jsontext import dumps, loads_shown
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import fetch_jobs
 from queues.redis.clients import get_client
@@ -79,8 +79,6 @@ class Query:
 
 
 def _compact(value: Any) -> str:
-    from queues.reads.jsontext import dumps
-
     return dumps(value).decode()
 
 

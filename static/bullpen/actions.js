@@ -1,5 +1,5 @@
-// Bulk actions (retry all, promote all, clean, failure groups) run on the server in the
-// background: the POST is answered at once (202) with the action's id and status URL. The page
+// Bulk actions (retry all, promote all, clean, failure groups) run on the server after
+// the answer: the POST is answered at once (202) with the action's id and status URL. The page
 // that asked follows it to its end (live `bulk` messages, or its status URL when none come),
 // then shows the page as it is and says what was done. Every page of the queue shows the
 // progress bar, with a Cancel button for those who may act. Text only: no markup is built here.
@@ -47,12 +47,8 @@
     if (cancel) cancel.hidden = over;
   }
 
-  // The page's words (app.js reads them from the page), English without app.js.
-  function words(key, english, values) {
-    if (window.bullpenSay) return window.bullpenSay(key, english, values);
-    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
-    return english;
-  }
+  // The page's words, in its language (static/bullpen/util.js).
+  var words = window.bullpenUtil.say;
 
   function toast(text, isError) {
     if (window.bullpenToast) window.bullpenToast(text, isError);

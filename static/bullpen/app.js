@@ -4,23 +4,10 @@
 (function () {
   "use strict";
 
-  // The page's words (data-text on <body>, in the page's language), English without them;
-  // names in braces are filled in from values. With a count (values.n), the form for it.
-  function say(key, english, values) {
-    var words = {};
-    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
-    values = values || {};
-    var text = words[key] || english;
-    if (typeof values.n === "number" && words[key + "_one"]) {
-      var form = new Intl.PluralRules(document.documentElement.lang || "en").select(values.n);
-      text = words[key + "_" + form] || words[key + "_other"];
-    }
-    Object.keys(values).forEach(function (name) { text = text.split("{" + name + "}").join(values[name]); });
-    return text;
-  }
-  window.bullpenSay = say;
+  // The page's words, in its language (static/bullpen/util.js).
+  var say = window.bullpenUtil.say;
 
-  // As the server writes them (dashboard/templatetags/bullpen.py): "3 min ago", "in 2 h".
+  // As the server writes them (dashboard/templatetags/bullpen_times.py): "3 min ago", "in 2 h".
   function relative(ms) {
     var seconds = (Date.now() - ms) / 1000;
     var future = seconds < 0;
@@ -148,6 +135,12 @@
     xhr.send();
   });
 
+  // htmx binds the page's action buttons when the document is parsed (its listener came
+  // first); until then a click on one would be lost, so they take none (app.css).
+  document.addEventListener("DOMContentLoaded", function () {
+    document.documentElement.classList.add("htmx-ready");
+  });
+
   // New times (a page, a swap, a live row) may be recent: refresh now and pick the pace again.
   document.addEventListener("DOMContentLoaded", function () { tick(); settleNotice(); });
   document.addEventListener("htmx:afterSettle", function () { tick(); settleNotice(); });
@@ -210,186 +203,39 @@
   document.addEventListener("bullpen:live", function (event) {
     var message = event.detail;
     if (!message || message.type !== "job" || !message.node) return;
-    var template = document.createElement("template");
-    template.innerHTML = message.node;
-    var fresh = template.content.firstElementChild;
+    var fresh = window.bullpenUtil.parse(message.node).firstElementChild;
     var old = fresh && fresh.id ? document.getElementById(fresh.id) : null;
-    if (!old) return;
-    old.replaceWith(fresh);
-    if (window.htmx) window.htmx.process(fresh);
+    if (old && window.htmx) window.htmx.swap(old, message.node, { swapStyle: "outerHTML" });
   });
 })();
 
-// The overview's count links say what they count ("14 failed jobs in documents"); a live update
-// changes only the number, so their words follow it here.
+// Preferences remembered by this browser: the job lists' page size and order, the tab a queue
+// opens at, how deep JSON opens, and the overview's order, groups and queues per page. They
+// are kept in a cookie the server reads and checks (dashboard/forms/preferences.py), so a page
+// arrives as chosen; its query string wins over them. This only writes what was chosen in the
+// controls the server rendered: the dialog names the cookie and shows what is kept.
 (function () {
   "use strict";
 
-  var ONE = "{n} {state} job in {queue}", OTHER = "{n} {state} jobs in {queue}";
+  var util = window.bullpenUtil;
+  // One year: as long as a choice is likely to matter.
+  var MAX_AGE = 365 * 24 * 3600;
 
-  // The label's forms in the page's language (data-text on <body>), as the server wrote them.
-  function forms() {
-    var words = {};
-    try { words = JSON.parse(document.body.dataset.text || "{}"); } catch (e) { words = {}; }
-    return [words.count_label_one || ONE, words.count_label_other || OTHER];
+  function dialog() { return document.getElementById("shortcuts"); }
+
+  function write(box, query) {
+    var where = "; path=" + box.dataset.cookiePath + "; SameSite=Lax" + (location.protocol === "https:" ? "; Secure" : "");
+    document.cookie = box.dataset.cookie + "=" + (query ? encodeURIComponent(query) + "; max-age=" + MAX_AGE : "; max-age=0") + where;
   }
-
-  // The state and queue a label names, read back through the form that wrote it.
-  function parts(label, form) {
-    var names = [];
-    var pattern = form.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(n|state|queue)\}/g, function (all, name) {
-      names.push(name);
-      return name === "n" ? "\\d+" : name === "queue" ? "(.*)" : "(.*?)";
-    });
-    var match = new RegExp("^" + pattern + "$").exec(label);
-    if (!match) return null;
-    var found = {};
-    names.filter(function (name) { return name !== "n"; }).forEach(function (name, i) { found[name] = match[i + 1]; });
-    return found;
-  }
-
-  function relabel(link) {
-    var label = link.getAttribute("aria-label");
-    var n = Number(link.textContent.replace(/\D/g, ""));
-    if (!label || !/\d/.test(link.textContent)) return;
-    var both = forms();
-    var found = parts(label, both[0]) || parts(label, both[1]);
-    if (!found) return;
-    var form = new Intl.PluralRules(document.documentElement.lang || "en").select(n) === "one" ? both[0] : both[1];
-    var fresh = form.split("{n}").join(n).split("{state}").join(found.state).split("{queue}").join(found.queue);
-    if (fresh !== label) link.setAttribute("aria-label", fresh);
-  }
-
-  new MutationObserver(function (records) {
-    records.forEach(function (record) {
-      var el = record.target.nodeType === 1 ? record.target : record.target.parentElement;
-      if (el && el.matches && el.matches("td[data-state] > a[aria-label]")) relabel(el);
-    });
-  }).observe(document.documentElement, { childList: true, characterData: true, subtree: true });
-})();
-
-// Preferences remembered by this browser (a versioned key, as the colour scheme's): the job
-// lists' page size and order, the tab a queue opens at, how deep JSON opens, and the overview's
-// order, groups and queues per page. The server keeps nothing: the links a page renders carry
-// them (rewritten before htmx takes the links over), and an address without them (typed, or
-// bookmarked) loads again with them once, in place.
-(function () {
-  "use strict";
-
-  var KEY = "bullpen.prefs.v1";
-  // What a stored value may be: anything else (an older or hand-edited entry) is ignored.
-  var VALID = {
-    tab: /^(waiting|active|prioritized|delayed|waiting-children|completed|failed|paused)$/,
-    json_depth: /^([1-9]|all)$/,
-    jobs_per_page: /^[1-9]\d{0,3}$/,
-    jobs_order: /^(asc|desc)$/,
-    overview_sort: /^-?[a-z-]{1,20}$/,
-    overview_group: /^(head|tail|prefix)$/,
-    overview_per_page: /^[1-9]\d{0,2}$/
-  };
-  // The server's own choices (dashboard/overview_list.py, the JSON tree's open levels): a
-  // preference equal to one of them is not kept.
-  var DEFAULTS = { overview_sort: "name", overview_group: "", overview_per_page: "100", json_depth: "2" };
-
-  function load() {
-    var found = {};
-    try {
-      var raw = JSON.parse(window.localStorage.getItem(KEY) || "{}");
-      Object.keys(VALID).forEach(function (name) {
-        if (typeof raw[name] === "string" && VALID[name].test(raw[name])) found[name] = raw[name];
-      });
-    } catch (e) { /* unreadable or blocked storage: no preferences */ }
-    return found;
-  }
-
-  var prefs = load();
 
   function save(changes) {
-    prefs = load();
-    Object.keys(changes).forEach(function (name) {
-      var value = changes[name] == null ? "" : String(changes[name]);
-      if (value === "" || value === DEFAULTS[name] || !VALID[name].test(value)) delete prefs[name];
-      else prefs[name] = value;
-    });
-    try {
-      window.localStorage.setItem(KEY, JSON.stringify(prefs));
-    } catch (e) { /* storage blocked: the choice lasts for this page */ }
-    refreshLinks();
-  }
-
-  function forget() {
-    prefs = {};
-    try { window.localStorage.removeItem(KEY); } catch (e) { /* nothing was kept */ }
-    refreshLinks();
-  }
-
-  // The overview's path: the brand link in the header points there on every page.
-  function base() {
-    var brand = document.querySelector(".top a.brand");
-    var href = brand && (brand.dataset.plainHref || brand.getAttribute("href"));
-    return href ? new URL(href, location.href).pathname : null;
-  }
-
-  function kindOf(url, root) {
-    if (!root || url.origin !== location.origin || url.pathname.indexOf(root) !== 0) return null;
-    var rest = url.pathname.slice(root.length);
-    if (rest === "") return "overview";
-    return /^q\/[^/]+\/$/.test(rest) ? "queue" : null;
-  }
-
-  // ``href`` with the preferences it leaves out, or null when it needs none.
-  function withPrefs(href, root) {
-    var url = new URL(href, location.href);
-    var kind = kindOf(url, root);
-    if (!kind || url.hash) return null;
-    var params = url.searchParams;
-    var changed = false;
-    function add(name, value) {
-      if (value && !params.has(name)) { params.set(name, value); changed = true; }
-    }
-    if (kind === "overview") {
-      if (url.search) return null; // a filter, a group, a page: as the link says
-      add("sort", prefs.overview_sort);
-      add("group", prefs.overview_group);
-      add("per_page", prefs.overview_per_page);
-    } else {
-      add("state", prefs.tab);
-      add("per_page", prefs.jobs_per_page);
-      add("order", prefs.jobs_order);
-    }
-    return changed ? url.pathname + url.search : null;
-  }
-
-  // Says whether the link's address changed.
-  function rewrite(link, root) {
-    if (link.hasAttribute("hx-get") || link.hasAttribute("data-sign-out")) return false;
-    if (!link.dataset.plainHref && !Object.keys(prefs).length) return false; // nothing to add
-    var plain = link.dataset.plainHref || link.getAttribute("href");
-    if (!plain) return false;
-    var fresh = withPrefs(plain, root) || plain;
-    if (fresh === link.getAttribute("href")) return false;
-    // Kept when the address is the plain one again too: htmx compares a link's attributes with
-    // those it first saw to tell whether to read its address anew.
-    link.dataset.plainHref = plain;
-    link.setAttribute("href", fresh);
-    return true;
-  }
-
-  // htmx reads a boosted link's address once, when it takes the link over: rewrite it first.
-  document.addEventListener("htmx:beforeProcessNode", function (event) {
-    if (event.target.tagName === "A") rewrite(event.target, base());
-  });
-
-  // After a change of preferences: the links already on the page, each changed one handed to
-  // htmx again (and only those: a form with a request under way is left alone).
-  function refreshLinks() {
-    var root = base();
-    document.querySelectorAll("a[href]").forEach(function (link) {
-      if (rewrite(link, root) && window.htmx) window.htmx.process(link);
-    });
+    var box = dialog();
+    if (!box) return;
+    write(box, util.withChanges(util.cookieValue(document.cookie, box.dataset.cookie), changes));
   }
 
   // Chosen where they are shown: a job list's size and order, the overview's tools and headings.
+  // Kept before the link's request leaves (capture), so the page it loads is rendered as chosen.
   document.addEventListener("click", function (event) {
     var link = event.target.closest
       && event.target.closest("a[data-remember], #overview-list th a[data-sort]");
@@ -413,12 +259,13 @@
       save(change);
       if (el.dataset.pref === "json_depth") openJson(document);
     }
-  });
+  }, true);
 
-  // JSON trees open to the chosen depth (the server opens two levels).
+  // JSON trees open to the chosen depth, as the dialog (rendered with what is kept) shows it.
   function openJson(root) {
-    var depth = prefs.json_depth || DEFAULTS.json_depth;
-    var limit = depth === "all" ? Infinity : Number(depth);
+    var choice = document.querySelector('#shortcuts select[data-pref="json_depth"]');
+    if (!choice) return;
+    var limit = choice.value === "all" ? Infinity : Number(choice.value);
     root.querySelectorAll(".json-tree details.j-node").forEach(function (node) {
       var level = 0;
       for (var up = node.parentElement; up && !up.classList.contains("json-tree"); up = up.parentElement) {
@@ -428,50 +275,9 @@
     });
   }
 
-  // An overview or queue address without the preferred parameters: the same page again with
-  // them, swapped in place (as a boosted link would) and put in the address bar.
-  function arrive() {
-    var root = base();
-    var here = new URL(location.href);
-    var kind = kindOf(here, root);
-    var fresh = kind && withPrefs(here.pathname + here.search, root);
-    if (!fresh || !window.htmx || !differs(kind, new URL(fresh, location.href).searchParams)) return;
-    window.htmx.ajax("GET", fresh, { target: "body", swap: "innerHTML" }).then(function () {
-      history.replaceState(history.state, "", fresh);
-    });
-  }
-
-  // Whether the page shows something else than ``wanted`` asks for.
-  function differs(kind, wanted) {
-    var shown = {};
-    if (kind === "overview") {
-      var tools = document.querySelector("form.overview-tools");
-      if (!tools) return false;
-      ["sort", "group", "per_page"].forEach(function (name) {
-        var control = tools.elements.namedItem(name);
-        if (control) shown[name] = control.value;
-      });
-    } else {
-      var main = document.getElementById("main");
-      try { shown = JSON.parse(main.dataset.live); } catch (e) { return false; }
-    }
-    var found = false;
-    wanted.forEach(function (value, name) {
-      if (name in shown && String(shown[name]) !== value) found = true;
-    });
-    return found;
-  }
-
-  // The dialog "?" opens: the keys, and the choices no page shows a control for.
-  function dialog() { return document.getElementById("shortcuts"); }
-
   function showDialog() {
     var box = dialog();
-    if (!box || box.open) return;
-    box.querySelectorAll("select[data-pref]").forEach(function (select) {
-      select.value = prefs[select.dataset.pref] || DEFAULTS[select.dataset.pref] || "";
-    });
-    box.showModal();
+    if (box && !box.open) box.showModal();
   }
 
   document.addEventListener("click", function (event) {
@@ -479,24 +285,29 @@
     if (event.target.closest(".prefs-open")) showDialog();
     else if (event.target.closest("#shortcuts .dialog-close")) dialog().close();
     else if (event.target.closest("#shortcuts .prefs-forget")) {
-      forget();
+      write(dialog(), "");
       dialog().querySelectorAll("select[data-pref]").forEach(function (select) {
-        select.value = DEFAULTS[select.dataset.pref] || "";
+        select.value = select.dataset.default;
       });
       openJson(document);
-      if (window.bullpenToast) window.bullpenToast(JSON.parse(document.body.dataset.text || "{}").prefs_forgotten || "Preferences forgotten", false);
+      if (window.bullpenToast) window.bullpenToast(util.say("prefs_forgotten", "Preferences forgotten"), false);
     }
   });
   window.bullpenShowShortcuts = showDialog;
 
-  // Another tab chose: follow it.
-  window.addEventListener("storage", function (event) {
-    if (event.key === KEY || event.key === null) { prefs = load(); refreshLinks(); }
-  });
+  // Kept by an earlier version in this browser's storage: moved to the cookie once.
+  try {
+    var OLD_KEY = "bullpen.prefs.v1";
+    var old = window.localStorage.getItem(OLD_KEY);
+    if (old !== null) {
+      window.localStorage.removeItem(OLD_KEY);
+      var box = dialog();
+      if (box && !util.cookieValue(document.cookie, box.dataset.cookie)) save(JSON.parse(old) || {});
+    }
+  } catch (e) { /* unreadable or blocked storage: nothing to move */ }
 
   openJson(document);
   document.addEventListener("htmx:afterSwap", function (event) { openJson(event.detail.target || document); });
-  document.addEventListener("DOMContentLoaded", arrive);
 })();
 
 // Keyboard shortcuts (the dialog "?" opens lists them): "/" to the page's search or filter,

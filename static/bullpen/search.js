@@ -2,12 +2,8 @@
 window.bullpenSearchStream = (function () {
   "use strict";
 
-  // The page's words (app.js reads them from the page), English without app.js.
-  function say(key, english, values) {
-    if (window.bullpenSay) return window.bullpenSay(key, english, values);
-    Object.keys(values || {}).forEach(function (name) { english = english.split("{" + name + "}").join(values[name]); });
-    return english;
-  }
+  // The page's words, in its language (static/bullpen/util.js).
+  var say = window.bullpenUtil.say;
 
   // Fetch `url` and hand each chunk's complete lines, parsed, to `onItems` until the stream
   // ends or the search stops. False when the server refused: `progress` then says why.
@@ -87,10 +83,9 @@ window.bullpenSearchStream = (function () {
   }
 
   function insertRows(body, html) {
-    var template = document.createElement("template");
-    template.innerHTML = html;
-    var rows = Array.prototype.slice.call(template.content.children);
-    body.appendChild(template.content);
+    var content = window.bullpenUtil.parse(html);
+    var rows = Array.prototype.slice.call(content.children);
+    body.appendChild(content);
     rows.forEach(function (row) { if (window.htmx) window.htmx.process(row); });
   }
 
@@ -266,11 +261,7 @@ window.bullpenSearchStream = (function () {
     return text;
   }
 
-  function fragment(html) {
-    var template = document.createElement("template");
-    template.innerHTML = html;
-    return template.content;
-  }
+  var fragment = window.bullpenUtil.parse;
 
   function process(element) { if (window.htmx && element) window.htmx.process(element); }
 

@@ -1,4 +1,4 @@
-"""Following a background bulk action to its end, as an API client does: its status URL."""
+"""Following a bulk action to its end, as an API client does: its status URL."""
 
 from __future__ import annotations
 

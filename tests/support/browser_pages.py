@@ -9,32 +9,22 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.paths import ROOT
+
+__all__ = ["OPERATOR", "SHOTS", "answer_dialogs", "chromium", "operator_page"]
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 
 
-SHOTS = Path(tempfile.gettempdir())  # landing-*.png, to look at
-
-
-@asynccontextmanager
-async def chromium(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
+SHOTS = Path(tempfile.gettempdir())  # a folder that outlives the run, for a picture on purpose
 
 
 async def operator_page(browser: Browser, server: LiveServer, next_path: str) -> Page:

@@ -6,12 +6,15 @@ Moved here from ``tests.live.test_live``.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 from channels.testing import WebsocketCommunicator
 
+from dashboard.live import channel_groups
+from queues.live.protocol import LiveMessage, Topic
 from queues.reads.keys import STATES
 from tests.support.peer import Peer
 
@@ -60,3 +63,58 @@ def counts_of(message: Message, slug: str) -> dict[str, int] | None:
 
 async def run_peer(peer: Peer, *args: str) -> Any:
     return await asyncio.to_thread(peer, *args)
+
+
+async def until(what: str, done: Callable[[], bool], timeout: float = 15) -> None:  # noqa: ASYNC109
+    """Poll ``done`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s")
+        await asyncio.sleep(0.05)
+
+
+async def found_within(check: Callable[[], Any], within: float = 20) -> Any:
+    """Poll ``check`` until it gives something true, and give that; fail after ``within`` s."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not within {within}s")
+
+
+async def publish_nowhere(topic: Topic, message: LiveMessage) -> None:
+    """A follower's publish for tests that read the follower, not what it sends."""
+
+
+async def follower_tails_log(job_id: str) -> None:
+    """This process's live follower has noted the job's log length: from its next pass on, the
+    job's state, progress and new log lines reach the sockets that watch it."""
+    follower = channel_groups.ensure_started()
+    await until(
+        f"the follower tails job {job_id}'s log",
+        lambda: any(job == job_id for _, job in follower.logs.lengths),
+    )
+
+
+# Where each server process publishes what its pages watch (queues/live/interest.py).
+INTEREST_KEY = "bullpen:live:interest"
+
+
+async def server_watches(redis_client: Any, *, queue: str = "", job: str = "") -> None:
+    """A live server (another process) has taken a page's watch of ``queue`` or of ``job``:
+    its follower publishes what its pages watch in the same pass in which it starts serving it
+    (read through the test's own Redis connection, not written)."""
+
+    def published() -> bool:
+        for raw in redis_client.hgetall(INTEREST_KEY).values():
+            entry = json.loads(raw)
+            if queue and queue in entry["queues"]:
+                return True
+            if job and any(watched == job for _, watched in entry["jobs"]):
+                return True
+        return False
+
+    await until(f"a server watches {queue or job}", published)

@@ -85,8 +85,13 @@ def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = 
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    _wait_for_port(port, process, log)
-    return LiveServer(f"http://127.0.0.1:{port}", process, log)
+    server = LiveServer(f"http://127.0.0.1:{port}", process, log)
+    try:
+        _wait_for_port(port, process, log)
+    except BaseException:
+        stop_bullpen(server)  # a server that never listened must not outlive the test run
+        raise
+    return server
 
 
 def stop_bullpen(server: LiveServer) -> None:
@@ -99,10 +104,15 @@ def stop_bullpen(server: LiveServer) -> None:
             server.process.wait(10)
 
 
+STARTUP_LIMIT_S = 120
+
+
 def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     import socket
 
-    deadline = time.monotonic() + 30
+    # A poll, so a generous bound costs nothing when daphne is quick; on a machine loaded by
+    # other test runs, its start took more than 30 s.
+    deadline = time.monotonic() + STARTUP_LIMIT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"daphne exited: {log.read_text()[-2000:]}")

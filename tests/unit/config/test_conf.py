@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from dashboard.checks import mounting
+from dashboard.checks import access_settings, mounting
 from queues.config import settings
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -118,5 +118,5 @@ def _wrong(default: Any) -> Any:
 @pytest.mark.parametrize("key", sorted(settings.DEFAULTS))
 def test_every_setting_is_validated(key: str) -> None:
     with override_settings(BULLPEN={key: _wrong(settings.DEFAULTS[key])}):
-        found = mounting.check_settings() + mounting.check_access()
+        found = mounting.check_settings() + access_settings.check_access()
     assert any(str(message.id).startswith("bullpen.E") and key in message.msg for message in found)

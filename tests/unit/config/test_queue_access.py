@@ -11,7 +11,7 @@ from bullpen_site import env_access
 from dashboard.auth import access, queue_access
 from dashboard.auth.principal import ANONYMOUS, Principal
 from dashboard.auth.queue_access_rules import Holder, level_of, parse_rules, rule_problems
-from dashboard.checks import mounting
+from dashboard.checks import access_settings
 from dashboard.live.render import seen_by as message_seen_by
 from dashboard.pages.flow_views import seen_by as flow_seen_by
 from queues.live import protocol
@@ -183,10 +183,10 @@ def test_rules_that_cannot_be_used_fail_the_system_check_and_close_the_fast_path
     assert access.reads_are_open()  # the tests' settings: anyone reads, every queue
     bad = {**bullpen_settings, "QUEUE_ACCESS": [{"QUEUES": "*", "VIEW": ["team:a"]}]}
     with override_settings(BULLPEN=bad):
-        found = [m for m in mounting.check_access() if m.id == "bullpen.E017"]
+        found = [m for m in access_settings.check_access() if m.id == "bullpen.E017"]
         assert len(found) == 1 and "'team:a'" in found[0].msg
     good = {**bullpen_settings, "QUEUE_ACCESS": RULES}
     with override_settings(BULLPEN=good):
-        assert not [m for m in mounting.check_access() if m.id == "bullpen.E017"]
+        assert not [m for m in access_settings.check_access() if m.id == "bullpen.E017"]
         # Who asks decides what they see: no answer without looking at them.
         assert not access.reads_are_open()

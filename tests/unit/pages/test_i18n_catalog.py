@@ -308,3 +308,20 @@ def test_translations_add_no_markup_characters(language: str) -> None:
         if string.count(char) > msgid.split("\x00")[0].count(char)
     ]
     assert added == []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_message_is_in_a_catalog_twice(language: str) -> None:
+    """gettext's own compiler refuses a catalog that defines a message twice (Babel, which
+    builds ours, keeps the last): two engineers adding the same word must share one entry."""
+    text = (LOCALE_DIR / language / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
+    seen: dict[tuple[str, str], int] = {}
+    for entry in re.split(r"\n\s*\n", text):
+        context = "".join(re.findall(r'^msgctxt "(.*)"$', entry, re.MULTILINE))
+        ids = re.search(r'^msgid "(.*)"\n((?:".*"\n?)*)', entry, re.MULTILINE)
+        if ids is None or entry.lstrip().startswith("#~"):
+            continue
+        key = (context, ids.group(1) + "".join(re.findall(r'^"(.*)"$', ids.group(2), re.MULTILINE)))
+        seen[key] = seen.get(key, 0) + 1
+    twice = [key for key, times in seen.items() if times > 1]
+    assert len(seen) > 100 and not twice, twice

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.pages.overview_list import ListQuery, list_queues, queue_problems
+from dashboard.pages.overview_list import ListQuery, alert_row_class, list_queues, queue_problems
 from queues.reads.dead_letters import dead_letter_name
 
 STATES = (
@@ -84,6 +84,29 @@ def test_only_problems_keeps_failed_paused_alerting_and_unserved_queues() -> Non
     ]
     assert queue_problems(queues[0]) == ["jobs wait and no worker is connected"]
     assert queue_problems(queues[2]) == ["paused"]
+
+
+def test_held_alerts_still_count_as_problems_but_make_the_row_quieter() -> None:
+    """Only problems lists a queue whose alerts are all silenced: it still fires, and the
+    person on call sees it quieter, with who holds it (the row's badges)."""
+    mail = queue("mail")
+    assert alert_row_class(mail) == ""
+    firing = {"rule": "waiting", "value": 3, "threshold": 1, "status": "firing"}
+    silenced = {"rule": "delayed", "value": 9, "threshold": 1, "status": "silenced"}
+    acknowledged = {"rule": "failed_last_hour", "value": 2, "threshold": 1}
+    acknowledged["status"] = "acknowledged"
+    mail["alerts"] = [silenced]
+    assert queue_problems(mail) == ["alert: delayed (silenced)"]
+    assert alert_row_class(mail) == "alert-held"
+    assert names(list_queues([mail], ListQuery(problems=True)).queues) == ["mail"]
+    mail["alerts"] = [silenced, acknowledged]
+    assert alert_row_class(mail) == "alert-held"
+    mail["alerts"] = [silenced, firing]
+    assert queue_problems(mail) == ["alert: delayed (silenced)", "alert: waiting"]
+    assert alert_row_class(mail) == "alerting"
+    # An alert without a status (as an older caller builds it) fires.
+    mail["alerts"] = [{"rule": "waiting", "value": 3, "threshold": 1}]
+    assert alert_row_class(mail) == "alerting"
 
 
 def test_a_dead_letter_queue_without_workers_is_not_a_problem() -> None:

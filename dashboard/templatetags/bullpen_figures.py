@@ -1,0 +1,121 @@
+"""Template helpers for figures: progress, percentages and the inline sparklines."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
+
+from queues.failures.trends import Trend
+
+if TYPE_CHECKING:
+    pass
+
+register = template.Library()
+
+
+@register.filter
+def progress_percent(progress: Any) -> float | None:
+    """A number 0-100 from BullMQ progress: a number, or an object with a percentage in it."""
+    value: Any = progress
+    if isinstance(progress, dict):
+        value = next(
+            (progress[k] for k in ("percentage", "percent", "pct", "progress") if k in progress),
+            None,
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return max(0.0, min(100.0, float(value)))
+
+
+@register.simple_tag
+def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> SafeString:
+    """A tiny inline SVG of completed (green) and failed (red) per minute; the style sheet
+    recolours the lines for the page's scheme."""
+    if not points:
+        return mark_safe("")
+    top = max(1, *(max(p["completed"], p["failed"]) for p in points))
+
+    def line(key: str) -> str:
+        return _polyline([p[key] for p in points], top, width, height)
+
+    return format_html(
+        '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
+        'aria-label="{}">'
+        '<polyline class="done" fill="none" stroke="#1e7b34" stroke-width="1.2" points="{}"/>'
+        '<polyline class="failed" fill="none" stroke="#b3261e" stroke-width="1.2" points="{}"/>'
+        "</svg>",
+        width,
+        height,
+        width,
+        height,
+        gettext("completed and failed per minute"),
+        line("completed"),
+        line("failed"),
+    )
+
+
+@register.simple_tag
+def trend_spark(trend: Trend | None, width: int = 96, height: int = 18) -> SafeString:
+    """A failure group's last day, failures per quarter hour, as a small inline SVG."""
+    if trend is None:
+        return mark_safe("")
+    points = trend.buckets()
+    peak = max(points)
+    top = max(1, peak)
+    label = ngettext(
+        "%(total)s failure in the last day, at most %(peak)s in a quarter hour",
+        "%(total)s failures in the last day, at most %(peak)s in a quarter hour",
+        trend.total,
+    ) % {"total": trend.total, "peak": peak}
+    return format_html(
+        '<svg class="spark trend" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
+        'aria-label="{}"><title>{}</title>'
+        '<polyline class="failed" fill="none" stroke="#b3261e" stroke-width="1.2" points="{}"/>'
+        "</svg>",
+        width,
+        height,
+        width,
+        height,
+        label,
+        label,
+        _polyline(points, top, width, height),
+    )
+
+
+def _polyline(values: list[int], top: int, width: int, height: int) -> str:
+    """An SVG polyline's points for ``values`` scaled to ``top``. A point between two of the
+    same height draws nothing: a quiet hour is 2 points, not 60 (the overview shows a hundred
+    of these)."""
+    step = width / max(1, len(values) - 1)
+    ys = [f"{height - 1 - (n / top) * (height - 2):.1f}" for n in values]
+    kept = [
+        f"{i * step:.1f},{y}"
+        for i, y in enumerate(ys)
+        if i in (0, len(ys) - 1) or not ys[i - 1] == y == ys[i + 1]
+    ]
+    return " ".join(kept)
+
+
+def _plain_number(value: float, places: int) -> str:
+    """A number with at most ``places`` decimals and no trailing zeros, as floatformat:-N
+    writes it, without the locale lookups (this runs for every live progress update)."""
+    text = f"{value:.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+@register.filter
+def percent_value(value: float) -> str:
+    return _plain_number(value, 2)
+
+
+@register.filter
+def percent_text(value: float) -> str:
+    return f"{round(value):d}"
+
+
+# Characters a name may hold that show as nothing or turn the text around: C0 and C1 controls,
+# zero-width and direction marks, line and paragraph separators, bidi embeddings, overrides and
