@@ -16,9 +16,9 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from dashboard.api.fast_path import FastReadAPI  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
-from dashboard.services import with_background_services  # noqa: E402
+from dashboard.services.lifecycle import with_background_services  # noqa: E402
 
-# Bulk actions and alerts start with the server (not with its first request).
+# Bulk actions, the live reader and alerts start with the server (not with its first request).
 application = with_background_services(
     ProtocolTypeRouter(
         {

@@ -17,7 +17,9 @@ Per-queue access (bullpen_site/env_access.py): DASHBOARD_USERS (more basic-auth 
 "name:password", whitespace-separated), BASIC_AUTH_SCOPES ("alice=tenant42,billing bob=ops"),
 QUEUE_ACCESS (the BULLPEN["QUEUE_ACCESS"] rules as JSON).
 Alerts: ALERT_EMAIL_TO (addresses, whitespace-separated), ALERT_WEBHOOK_URL (URLs,
-whitespace-separated), ALERT_LINK_BASE (the site's public origin, for links in notices), and
+whitespace-separated), ALERT_LINK_BASE (the site's public origin, for links in notices),
+ALERT_THRESHOLDS ("key=value ..." keys of ALERTS: rules, INTERVAL, COOLDOWN, RENOTIFY,
+RATE_WINDOW, RATE_MIN_JOBS; None turns one off; bullpen_site/env_alerts.py), and
 the mail server: EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS
 (1: STARTTLS), DEFAULT_FROM_EMAIL.
 """
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from csp.constants import NONE, SELF
 
-from bullpen_site import env_access, env_connections
+from bullpen_site import env_access, env_alerts, env_connections
 from bullpen_site.secret_key import stored_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -220,6 +222,7 @@ BULLPEN = {
         "EMAIL_TO": os.environ.get("ALERT_EMAIL_TO", "").split(),
         "WEBHOOKS": os.environ.get("ALERT_WEBHOOK_URL", "").split(),
         "LINK_BASE": os.environ.get("ALERT_LINK_BASE", ""),
+        **env_alerts.thresholds(os.environ.get("ALERT_THRESHOLDS", "")),
     },
 }
 if os.environ.get("REDIS_URLS", "").strip():

@@ -35,7 +35,6 @@ import asyncio
 import json
 import multiprocessing
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,47 +47,9 @@ from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages
+from bench.support import start_redis  # noqa: E402
+
 NODE_DIR = ROOT / "bench" / "node"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_redis(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
-    import redis
-
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp),
-            "--slowlog-log-slower-than",
-            "500",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            redis.Redis.from_url(url).ping()
-            return proc, url
-        except redis.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                sys.exit("redis-server did not start")
-            time.sleep(0.05)
 
 
 def seed(url: str, queues: int, jobs: int) -> dict[str, Any]:
@@ -198,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     budget = args.queues * args.jobs
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = start_redis(Path(tmp))
+        proc, url = start_redis(Path(tmp), "--slowlog-log-slower-than", "500")
         try:
             seeded = seed(url, args.queues, args.jobs)
             print(

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer, stop_bullpen
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -47,8 +47,7 @@ async def test_a_tenant_sees_no_hidden_relative_and_cannot_go_to_one(
     flow = peer("flow", "--queue", "t1-flow", "--children", "1", "--grandchildren", "1")
     mid, leaf = flow["mid"][0], flow["leaf"][0][0]
     peer("add", "--queue", "t2-mail", "--name", "n", "--opts", '{"jobId": "invoice-77"}')
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         credentials: Any = AMY
         context = await browser.new_context(http_credentials=credentials)
         page = await context.new_page()
@@ -59,7 +58,6 @@ async def test_a_tenant_sees_no_hidden_relative_and_cannot_go_to_one(
         )
         # The tree has loaded (its hidden middle node) before the page is read whole.
         await expect(page.locator('[data-testid="flow-node"][data-hidden="true"]')).to_have_count(1)
-        await page.screenshot(path=str(tmp_path / "hidden-parent.png"), full_page=True)
         content = await page.content()
         assert "t1-flow-mid" not in content and mid not in content
 

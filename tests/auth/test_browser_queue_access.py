@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer, http_get, stop_bullpen
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -65,8 +65,7 @@ async def test_a_tenant_signs_in_and_sees_only_its_queues(
     assert listed(tenant_site, "bob") == ["t2-mail"]
     assert listed(tenant_site, "ops") == ["t1-mail", "t1-sms", "t2-mail"]
 
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         amy: Any = {"username": "amy", "password": TENANTS["amy"]}
         context = await browser.new_context(http_credentials=amy)
         page = await context.new_page()

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
 from tests.support.live_server import LiveServer, stop_bullpen
 from tests.support.peer import Peer
@@ -35,8 +35,7 @@ async def test_strict_csp_holds_and_live_updates_still_work(
     peer: Peer, site: LiveServer, chromium_path: str
 ) -> None:
     first = peer("add", "--queue", "render", "--name", "video", "--data", '{"clip": 1}')
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(http_credentials=SIGNED_IN)
         page = await context.new_page()
         await page.add_init_script(RECORD_VIOLATIONS)
@@ -66,8 +65,7 @@ async def test_dot_dot_queue_and_lookalike_names_in_the_browser(
     peer: Peer, site: LiveServer, chromium_path: str
 ) -> None:
     job = peer("add", "--queue", "..", "--name", "\u202eliame", "--data", json.dumps({"a": 1}))
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(http_credentials=SIGNED_IN)
         page = await context.new_page()
         await page.goto(site.url + "/queues/")

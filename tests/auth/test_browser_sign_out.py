@@ -3,27 +3,21 @@ once, and they say the user must sign in again."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_pages import _create_superuser
 from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
-
-SHOTS = Path(tempfile.gettempdir())  # sign-out-*.png, to look at
 
 
 async def test_signing_out_closes_the_other_tabs_live_updates(
     bullpen_server: LiveServer, chromium_path: str
 ) -> None:
     _create_superuser(bullpen_server, "ada", "correct horse battery")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(viewport={"width": 1200, "height": 500})
         watching = await context.new_page()
         await watching.goto(f"{bullpen_server.url}/admin/login/?next=/queues/")
@@ -40,7 +34,6 @@ async def test_signing_out_closes_the_other_tabs_live_updates(
         # Told by the sign-out itself: the server's re-check comes only every 30 s.
         await expect(status).to_have_text("signed out: sign in again for live updates")
         await expect(status).to_have_attribute("data-state", "signed-out")
-        await watching.screenshot(path=SHOTS / "sign-out-other-tab.png")
         # It stays so: the page does not reconnect as someone else.
         await watching.wait_for_timeout(1500)
         await expect(status).to_have_attribute("data-state", "signed-out")

@@ -16,13 +16,13 @@ import redis.asyncio as aioredis
 from bullmq import Queue
 from channels.testing import WebsocketCommunicator
 from django.test import AsyncClient, override_settings
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer
 from queues.reads.redaction import MARKER
-from tests.support.browser import CHROMIUM_ARGS
-from tests.support.live_reads import counts_of, run_peer, wait_for
+from tests.support.browser import chromium
+from tests.support.live_reads import counts_of, follower_tails_log, run_peer, wait_for
 from tests.support.live_server import LiveServer, stop_bullpen
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -250,7 +250,7 @@ async def test_live_rows_job_updates_and_progress_are_masked(
     assert MARKER in row["html"] and leaks(json.dumps(row_message)) == []
 
     await socket.send_json_to({"watch": "job", "queue": "live", "id": job_id})
-    await asyncio.sleep(1)
+    await follower_tails_log(job_id)
     worked = asyncio.create_task(
         run_peer(peer, "work", "--queue", "live", "--count", "2", "--progress")
     )
@@ -286,8 +286,7 @@ async def test_the_job_page_in_chromium_shows_the_marker(
     peer: Peer, site: LiveServer, chromium_path: str
 ) -> None:
     job_id = add(peer, "shop")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page()
         await page.goto(f"{site.url}/queues/q/shop/jobs/{job_id}/")
         await expect(page.locator("#live-status")).to_have_text("live")

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -20,8 +20,7 @@ async def test_triage_walk(
 ) -> None:
     scenario: dict[str, Any] = peer("scenario", "--queue", "shop")
     failed_id = scenario["ids"]["failed"][0]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": 1400, "height": 900})
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -29,7 +28,6 @@ async def test_triage_walk(
         await expect(page.locator('tr[data-queue="shop"] td[data-state="failed"]')).to_have_text(
             "2"
         )
-        await page.screenshot(path=tmp_path / "1-overview.png", full_page=True)
         # A marker on window survives htmx swaps but not a full page load.
         await page.evaluate("window.bullpenNoReload = true")
 
@@ -38,7 +36,6 @@ async def test_triage_walk(
         await page.click('.tabs a[data-state="failed"]')
         await expect(page.locator(".tab.current")).to_contain_text("failed")
         await expect(page.locator("table.jobs tbody tr")).to_have_count(2)
-        await page.screenshot(path=tmp_path / "2-failed-tab.png", full_page=True)
 
         await page.click(f'tr[data-job-id="{failed_id}"] td a')
         await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed")
@@ -54,7 +51,7 @@ async def test_triage_walk(
         rel = await page.locator(".facts time .rel").first.text_content()
         assert rel is not None and rel.endswith("ago")
         shot = tmp_path / "3-job.png"
-        await page.screenshot(path=shot, full_page=True)
+        await page.screenshot(path=shot)
         assert shot.stat().st_size > 10_000
         # The permalink opens the same job on a fresh load.
         await page.goto(page.url)

@@ -2,8 +2,7 @@
 of page (overview plain, and grouped with a group open, queue tabs, failure groups, a job, find
 and search, the audit log, sign-in, a 404) in the light and dark schemes and on a 390 px phone;
 count links have names that stand alone, a skip link leads to the content, and the live
-connection's state is announced politely. Screenshots of every page are saved under the test's
-tmp_path for a person to look at."""
+connection's state is announced politely."""
 
 from __future__ import annotations
 
@@ -13,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, Route, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, Page, Route, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_checks import RULES, axe_violations
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
@@ -83,7 +82,7 @@ async def new_context(browser: Browser, tag: str, **extra: Any) -> BrowserContex
 
 
 async def sweep(
-    browser: Browser, server: LiveServer, ids: dict[str, Any], tag: str, shots: Path
+    browser: Browser, server: LiveServer, ids: dict[str, Any], tag: str
 ) -> dict[str, list[str]]:
     """Every page's serious and critical violations in one scheme and size, by page name."""
     rules = RULES[tag]
@@ -95,7 +94,6 @@ async def sweep(
     found: dict[str, list[str]] = {}
 
     async def check(name: str) -> None:
-        await page.screenshot(path=shots / f"{tag}-{name}.png", full_page=True)
         found[f"{tag} {name}"] = await axe_violations(page, rules)
 
     for name, path in pages(ids):
@@ -137,12 +135,13 @@ async def sweep(
     return found
 
 
+# One test a scheme and size: three of a third the length spread over the test processes.
+@pytest.mark.parametrize("tag", ["light", "dark", "phone"])
 async def test_no_serious_or_critical_violations_on_any_page(
-    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, tag: str
 ) -> None:
     ids = seed(peer)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         # An action, so that the audit log has a row to show.
         context = await new_context(browser, "light", http_credentials=OPERATOR)
         page = await context.new_page()
@@ -152,15 +151,9 @@ async def test_no_serious_or_critical_violations_on_any_page(
         await expect(page.locator("h1 .badge.paused")).to_be_visible()
         await context.close()
 
-        swept = await asyncio.gather(
-            *(
-                sweep(browser, bullpen_server, ids, tag, tmp_path)
-                for tag in ("light", "dark", "phone")
-            )
-        )
+        found = await sweep(browser, bullpen_server, ids, tag)
         await browser.close()
-    found = {name: lines for one in swept for name, lines in one.items()}
-    assert len(found) == 3 * (len(pages(ids)) + 4)
+    assert len(found) == len(pages(ids)) + 4
     problems = {name: lines for name, lines in found.items() if lines}
     assert problems == {}, json.dumps(problems, indent=1)
 
@@ -169,8 +162,7 @@ async def test_names_a_skip_link_and_a_polite_live_status(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str
 ) -> None:
     seed(peer)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await (await browser.new_context(viewport=DESKTOP)).new_page()
         await page.goto(bullpen_server.url + "/queues/")
 

@@ -9,15 +9,13 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
 from tests.support.live_server import LiveServer
 from tests.support.peer import PEER, Peer
 from tests.support.redis_server import RedisServer
@@ -25,16 +23,7 @@ from tests.support.worker_fixtures import WorkerProcess, wait_for
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp")  # noqa: S108 - screenshots to look at after a run
 MINUTE_MS = 60_000
-
-
-@pytest.fixture
-async def browser(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 async def operator_page(browser: Browser, server: LiveServer) -> Page:
@@ -71,7 +60,6 @@ async def test_clean_older_than_a_typed_duration(
     await page.get_by_test_id("clean").locator("button").click()
     await expect(page.locator("#toast")).to_contain_text("units: ms, s, min, h, d, w")
     await expect(page.get_by_test_id("clean-question")).to_have_count(0)
-    await page.screenshot(path=SHOTS / "small-clean-refused.png", full_page=True)
     assert len(peer("inspect", "--queue", "tidy")["jobs"]["waiting"]) == 4
 
     await grace.fill("30 min")
@@ -81,7 +69,6 @@ async def test_clean_older_than_a_typed_duration(
     )
     await page.get_by_test_id("clean-go").click()
     await expect(page.locator(".listbar .total")).to_have_text("2")  # the page reloaded
-    await page.screenshot(path=SHOTS / "small-clean-done.png", full_page=True)
     waiting = peer("inspect", "--queue", "tidy")["jobs"]["waiting"]
     assert set(waiting) == {ids["young"], ids["new"]}
 
@@ -133,12 +120,12 @@ async def test_workers_one_row_per_process(
         await expect(page.get_by_test_id("workers-summary")).to_have_text(
             f"2 workers connected, {python_connections + 1} connections"
         )
-        await page.get_by_test_id("workers").screenshot(path=SHOTS / "small-workers.png")
     finally:
         node.kill()
         await node.wait()
 
 
+@pytest.mark.shared_server
 async def test_unknown_urls_get_the_dashboards_404(
     bullpen_server: LiveServer, browser: Browser
 ) -> None:
@@ -150,7 +137,6 @@ async def test_unknown_urls_get_the_dashboards_404(
     # Styled: the dashboard's stylesheet dresses the header.
     header = await page.locator("header.top").evaluate("el => getComputedStyle(el).backgroundColor")
     assert header == "rgb(29, 35, 48)"
-    await page.screenshot(path=SHOTS / "small-404.png")
     await page.get_by_text("Back to all queues").click()
     await expect(page.locator("h1")).to_contain_text("Queues")
 
@@ -159,6 +145,7 @@ async def test_unknown_urls_get_the_dashboards_404(
     assert await api.json() == {"error": "No API route at /queues/api/queues/mail/nonsense/"}
 
 
+@pytest.mark.shared_server
 async def test_favicon(bullpen_server: LiveServer, browser: Browser) -> None:
     page = await browser.new_page(viewport={"width": 200, "height": 200})
     icon = await page.goto(f"{bullpen_server.url}/favicon.ico")
@@ -166,7 +153,6 @@ async def test_favicon(bullpen_server: LiveServer, browser: Browser) -> None:
     assert icon.headers["content-type"] == "image/svg+xml"
     icon_bytes = await icon.body()
     assert b"<svg" in icon_bytes
-    await page.screenshot(path=SHOTS / "small-favicon.png")
     # Pages name it too, so a site that mounts Bullpen elsewhere shows it as well.
     await page.goto(f"{bullpen_server.url}/queues/")
     # Inlined, so the page is quiet at its load (no request for it afterwards).
@@ -176,6 +162,7 @@ async def test_favicon(bullpen_server: LiveServer, browser: Browser) -> None:
     assert b" ".join(inlined.split()) == b" ".join(icon_bytes.split())
 
 
+@pytest.mark.shared_server
 async def test_recent_relative_times_tick_every_second(
     peer: Peer, bullpen_server: LiveServer, browser: Browser
 ) -> None:
@@ -196,4 +183,3 @@ async def test_recent_relative_times_tick_every_second(
         int(str(text).split()[0]) for text in distinct
     )
     await expect(page.locator(f'tr[data-job-id="{old}"] time .rel').first).to_have_text("2 h ago")
-    await page.locator("table.jobs").screenshot(path=SHOTS / "small-times.png")

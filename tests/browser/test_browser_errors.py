@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -21,8 +21,7 @@ async def test_a_paste_over_the_size_limit_says_so(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, redis_client: Any
 ) -> None:
     peer("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(http_credentials=OPERATOR)
         page = await context.new_page()
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/q/mail/")
@@ -41,6 +40,5 @@ async def test_a_paste_over_the_size_limit_says_so(
             "The request is too large: at most 2.5 MB", timeout=60000
         )
         await expect(toast).to_have_class("error")
-        await page.screenshot(path=tmp_path / "too-large.png")
         await browser.close()
     assert redis_client.llen("bull:mail:wait") == 1

@@ -8,29 +8,19 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser, expect
 
 from queues.runner import Producer, QueueOptions, Registry
 from queues.throughput.sampler import MINUTE_MS
 from tests.alerts.test_failure_frames import _charge
-from tests.support.browser import CHROMIUM_ARGS
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 from tests.support.worker_fixtures import Runners, wait_for
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-async def browser(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 def _work(peer: Peer, count: int, *flags: str) -> None:

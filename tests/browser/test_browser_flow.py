@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -20,8 +20,7 @@ async def test_a_child_completes_and_its_node_changes_live(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
     ids = peer("flow", "--queue", "trip", "--children", "2", "--grandchildren", "1")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": 1300, "height": 900})
         tree_reads: list[str] = []
         page.on("request", lambda r: tree_reads.append(r.url) if "/flow/" in r.url else None)
@@ -48,7 +47,6 @@ async def test_a_child_completes_and_its_node_changes_live(
             ["waiting", "waiting"], timeout=15000
         )
         await expect(leaves.first.locator(".badge")).to_have_class("badge state-completed")
-        await page.screenshot(path=tmp_path / "flow-tree-live.png", full_page=True)
         assert await page.evaluate("window.bullpenNoReload === true")
         assert len(tree_reads) == 1  # the tree was read once, at load; states came live
         await browser.close()

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -39,8 +39,7 @@ async def test_the_keyboard_walks_the_rows_and_opens_them(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
     seed(peer)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(http_credentials=OPERATOR)
         page = await context.new_page()
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
@@ -53,7 +52,6 @@ async def test_the_keyboard_walks_the_rows_and_opens_them(
         await keys.press("?")
         await expect(dialog).to_be_visible()
         await expect(dialog).to_contain_text("Go to the overview")
-        await page.screenshot(path=tmp_path / "shortcuts.png")
         await keys.press("j")  # the rows behind a modal dialog stay as they are
         await keys.press("Escape")
         await expect(dialog).to_be_hidden()
@@ -72,7 +70,6 @@ async def test_the_keyboard_walks_the_rows_and_opens_them(
         await expect(marked(page)).to_have_attribute("data-queue", "email")
         outline = await page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
         assert outline != "none", "the focused row's link shows its focus"
-        await page.screenshot(path=tmp_path / "overview-row-marked.png")
         await keys.press("Enter")
         await expect(page.locator("h1")).to_contain_text("email")
         await expect(page.locator(".tab.current")).to_have_attribute("data-state", "failed")
@@ -94,7 +91,6 @@ async def test_the_keyboard_walks_the_rows_and_opens_them(
             page.locator("#job-list tbody tr").nth(1).locator(".job-select")
         ).to_be_checked()
         await expect(box).not_to_be_checked()
-        await page.screenshot(path=tmp_path / "job-row-selected.png")
 
         # "/": the queue's search box. Typed there, the shortcut keys are just letters.
         await keys.press("/")

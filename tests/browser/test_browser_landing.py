@@ -12,7 +12,6 @@ import pytest
 from playwright.async_api import BrowserContext, Page, Route, expect
 
 from tests.support.browser_pages import (
-    SHOTS,
     _create_superuser,
     answer_dialogs,
     chromium,
@@ -48,7 +47,6 @@ async def test_remove_from_the_job_page_lands_on_its_tab(
         await expect(page.locator(".tab.current")).to_have_attribute("data-state", "failed")
         await expect(page.locator(f'tr[data-job-id="{other}"]')).to_have_count(1)
         await expect(page.locator(f'tr[data-job-id="{job_id}"]')).to_have_count(0)
-        await page.screenshot(path=SHOTS / "landing-remove-job.png", full_page=True)
         # The confirmation is said once: a reload does not repeat it.
         await page.reload()
         await expect(page.locator("#toast")).to_be_hidden()
@@ -83,7 +81,6 @@ async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(
         await expect(page.locator('.tab[data-state="completed"] .count')).to_have_text("0")
         await expect(page.locator("tr[data-job-id]")).to_have_count(0)
         assert page.url.endswith("/queues/q/shop/?state=completed")
-        await page.screenshot(path=SHOTS / "landing-bulk-remove.png", full_page=True)
         assert redis_client.zcard("bull:shop:completed") == 0
 
         await page.goto(f"{bullpen_server.url}/queues/q/email/?state=failed")
@@ -106,14 +103,13 @@ async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(
         await button.click()
         await page.wait_for_function("button => !button.isConnected", arg=handle, timeout=20000)
         replaced.set()
-        # A group's removal runs as a background action: the page follows it to its end, which
+        # A group's removal runs as a bulk action: the page follows it to its end, which
         # on a loaded machine (the suite runs in two processes) can take more than 5 s.
         await expect(page.locator("#toast")).to_have_text("3 jobs removed", timeout=20000)
         await expect(groups).to_have_count(1)
         await expect(groups.first).to_contain_text("template")
         await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("1")
         await expect(page.locator("tr[data-job-id]")).to_have_count(1)
-        await page.screenshot(path=SHOTS / "landing-group-remove.png", full_page=True)
     assert redis_client.zcard("bull:email:failed") == 1
 
 
@@ -130,7 +126,6 @@ async def test_obliterate_lands_on_the_overview(
         await expect(page.locator("#toast")).to_have_text("Queue shop-paused obliterated")
         await expect(page.locator('tr[data-queue="shop"]')).to_have_count(1)
         await expect(page.locator('tr[data-queue="shop-paused"]')).to_have_count(0)
-        await page.screenshot(path=SHOTS / "landing-obliterate.png", full_page=True)
     assert redis_client.keys("bull:shop-paused:*") == []
 
 
@@ -159,7 +154,6 @@ async def test_crafted_confirmations_say_nothing(
         await expect(visitor.locator("#toast")).to_be_hidden()
         await expect(visitor.locator("body")).not_to_contain_text("obliterated")
         assert await visitor.evaluate("window.pwned") is None
-        await visitor.screenshot(path=SHOTS / "landing-crafted-link.png", full_page=True)
 
         # A real confirmation naming a hostile job id shows it as text.
         page = await operator_page(
@@ -171,7 +165,6 @@ async def test_crafted_confirmations_say_nothing(
         await expect(page.locator("#toast")).to_have_text(f"Job {hostile} removed")
         await expect(page.locator("#toast img")).to_have_count(0)
         assert await page.evaluate("window.pwned") is None
-        await page.screenshot(path=SHOTS / "landing-hostile-id.png", full_page=True)
 
 
 async def test_sign_out_of_basic_credentials(
@@ -181,7 +174,6 @@ async def test_sign_out_of_basic_credentials(
     async with chromium(chromium_path) as browser:
         page = await operator_page(browser, bullpen_server, "/queues/q/shop/?state=failed")
         await expect(page.locator('[data-testid="queue-actions"] button').first).to_be_visible()
-        await page.screenshot(path=SHOTS / "landing-signed-in.png", full_page=True)
         await page.click('[data-testid="sign-out"]')
         await page.wait_for_url(f"{bullpen_server.url}/queues/")
         await expect_read_only(page)
@@ -190,7 +182,6 @@ async def test_sign_out_of_basic_credentials(
         await expect(page.locator('[data-testid="sign-in-to-act"]')).to_be_visible()
         await expect_read_only(page)
         await expect(page.locator(".job-select")).to_have_count(0)
-        await page.screenshot(path=SHOTS / "landing-signed-out.png", full_page=True)
         # What the browser now sends with a page's request no longer acts.
         status = await page.evaluate(
             """() => fetch("/queues/api/queues/shop/pause/",
@@ -222,13 +213,11 @@ async def test_session_user_signs_out_through_django_logout(
         ).to_have_count(1)
         sign_out = page.locator("form.sign-out")
         await expect(sign_out).to_have_attribute("action", "/admin/logout/")
-        await page.screenshot(path=SHOTS / "landing-session-signed-in.png", full_page=True)
         await page.click('[data-testid="sign-out"]')
         await page.wait_for_url(f"{bullpen_server.url}/queues/")
         await expect_read_only(page)
         await page.goto(f"{bullpen_server.url}/queues/q/shop/?state=failed")
         await expect(page.locator('[data-testid="failure-groups"] tbody tr')).to_have_count(1)
         await expect_read_only(page)
-        await page.screenshot(path=SHOTS / "landing-session-signed-out.png", full_page=True)
         cookies = {c["name"] for c in await page.context.cookies()}
         assert "sessionid" not in cookies

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -48,9 +48,7 @@ async def test_german_and_english_browsers_and_the_switcher(
     # Enough jobs for a thousands separator.
     peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "12345", timeout=120)
     base = bullpen_server.url
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-
+    async with chromium(chromium_path) as browser:
         german = await browser.new_context(locale="de-DE", http_credentials=CREDENTIALS)
         page = await german.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.dismiss()))
@@ -62,7 +60,6 @@ async def test_german_and_english_browsers_and_the_switcher(
         await expect(mail_waiting).to_have_text("12.345")
         await expect(mail_waiting).to_have_attribute("aria-label", "12345 Jobs (wartend) in mail")
         await expect(page.locator("#live-status")).to_have_text("live")
-        await page.screenshot(path=tmp_path / "de-overview.png", full_page=True)
 
         await page.goto(f"{base}/queues/q/mail/?state=waiting")
         await expect(page.locator('.tab[data-state="waiting"]')).to_contain_text("wartend")
@@ -71,7 +68,6 @@ async def test_german_and_english_browsers_and_the_switcher(
         await expect(page.locator('[data-testid="queue-actions"] button').first).to_have_text(
             "Pausieren"
         )
-        await page.screenshot(path=tmp_path / "de-queue.png")
 
         await page.goto(f"{base}/queues/q/shop/jobs/{failed_id}/")
         await expect(page.locator('[data-testid="job-state"]')).to_have_text("fehlgeschlagen")
@@ -79,7 +75,6 @@ async def test_german_and_english_browsers_and_the_switcher(
         await expect(page.locator('[data-testid="failure"] h2')).to_have_text("Fehler")
         # A relative time the page keeps fresh, in German words.
         await expect(page.locator("#job-facts time .rel").first).to_contain_text("vor ")
-        await page.screenshot(path=tmp_path / "de-job.png", full_page=True)
 
         # The search over every queue: its page, the streamed groups and the script's progress
         # words, and the question before acting on the matches.
@@ -102,8 +97,7 @@ async def test_german_and_english_browsers_and_the_switcher(
         await expect(group.locator('[data-testid="match-go"]')).to_have_text(
             "2 Jobs erneut versuchen"
         )
-        await page.screenshot(path=tmp_path / "de-search.png", full_page=True)
-        # Done in the background, followed over the websocket: its end is said in German too.
+        # Done as a bulk action, followed over the websocket: its end is said in German too.
         await group.locator('[data-testid="match-go"]').click()
         await expect(page.get_by_test_id("toast")).to_have_text("2 Jobs erneut versucht")
 
@@ -117,7 +111,6 @@ async def test_german_and_english_browsers_and_the_switcher(
         ):
             await page.goto(base + path)
             await expect(page.locator("html")).to_have_attribute("lang", "de")
-            await page.screenshot(path=tmp_path / f"de-phone-{name}.png", full_page=True)
             assert await overflowing(page) == [], name
 
         english = await browser.new_context(locale="en-US", http_credentials=CREDENTIALS)
@@ -140,7 +133,6 @@ async def test_german_and_english_browsers_and_the_switcher(
         await expect(page.locator("html")).to_have_attribute("lang", "fr")
         await expect(page.locator('.tab[data-state="failed"]')).to_contain_text("en échec")
         await expect(page.locator('[data-testid="language-choice"]')).to_have_value("fr")
-        await page.screenshot(path=tmp_path / "fr-queue.png")
         # And back, with the keyboard alone.
         await page.locator('[data-testid="language-choice"]').focus()
         await page.keyboard.press("Home")

@@ -1,7 +1,6 @@
 """In a real Chromium: the dark scheme follows the system, the header's choice overrides it and is
 remembered across reloads (under the standalone site's strict CSP); on a 390 px phone no page
-scrolls sideways and every control is a touch target of at least 44 px. Screenshots of every page
-are saved under the test's tmp_path for a person to look at."""
+scrolls sideways and every control is a touch target of at least 44 px."""
 
 from __future__ import annotations
 
@@ -11,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
 from tests.support.live_server import LiveServer, stop_bullpen
 from tests.support.peer import Peer
@@ -111,8 +110,7 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
 ) -> None:
     ids = seed(peer)
     failed_job = f"{site.url}/queues/q/shop/jobs/{ids['failed'][1]}/"
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         dark = await browser.new_context(
             color_scheme="dark", viewport=DESKTOP, http_credentials=SIGNED_IN
         )
@@ -122,7 +120,6 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
         for name, path in pages(ids):
             await page.goto(site.url + path)
             await settle(page)
-            await page.screenshot(path=tmp_path / f"dark-{name}.png", full_page=True)
             assert await background(page) < 0.05, name
             await expect(choice).to_have_value("system")
 
@@ -146,7 +143,6 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
         await expect(choice).to_have_value("light")
         assert await background(page) > 0.8
         assert await badge.evaluate(FILL) == "rgb(179, 38, 30)"
-        await page.screenshot(path=tmp_path / "chosen-light-job.png", full_page=True)
         stored = await page.evaluate("localStorage.getItem('bullpen.theme.v1')")
         assert stored == "light"
 
@@ -165,7 +161,6 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
         await page.goto(failed_job)
         await settle(page)
         assert await background(page) > 0.8
-        await page.screenshot(path=tmp_path / "light-job-failed.png", full_page=True)
         await page.locator("#theme-choice").select_option("dark")
         assert await background(page) < 0.05
         await page.reload()
@@ -178,8 +173,7 @@ async def test_phone_pages_fit_the_width_and_controls_are_touch_targets(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
     ids = seed(peer)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             viewport=PHONE,
             is_mobile=True,
@@ -191,7 +185,6 @@ async def test_phone_pages_fit_the_width_and_controls_are_touch_targets(
         for name, path in pages(ids):
             await page.goto(bullpen_server.url + path)
             await settle(page)
-            await page.screenshot(path=tmp_path / f"phone-{name}.png", full_page=True)
             fits = await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             assert fits, f"{name} scrolls sideways: {await page.evaluate(OVERFLOWING)}"
             assert await page.evaluate(SMALL_TARGETS) == [], name

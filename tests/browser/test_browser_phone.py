@@ -4,12 +4,13 @@ under summaries ("Actions", "Find, filter and order"), in light and dark."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -20,9 +21,14 @@ OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 
 
 async def top_of(page: Page, selector: str) -> float:
-    box = await page.locator(selector).first.bounding_box()
-    assert box is not None, selector
-    return float(box["y"])
+    # A live update may replace the element between finding it and measuring it: measure the
+    # one that is there then.
+    for _ in range(50):
+        box = await page.locator(selector).first.bounding_box()
+        if box is not None:
+            return float(box["y"])
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{selector} is not on the page")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -30,8 +36,7 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, scheme: str
 ) -> None:
     peer("scenario", "--queue", "shop")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             viewport=PHONE,
             color_scheme=scheme,  # type: ignore[arg-type]
@@ -43,7 +48,6 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
         await expect(page.locator(".top .who")).to_have_text("operator")
         await expect(page.locator("#live-status")).to_have_text("live")
-        await page.screenshot(path=tmp_path / f"overview-{scheme}.png")
         first_queue = await top_of(page, "#overview-list tbody tr")
         assert first_queue + 80 < PHONE["height"], first_queue
         # The list's controls are one tap away, not gone.
@@ -53,7 +57,6 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
 
         await page.goto(f"{bullpen_server.url}/queues/q/shop/?state=failed")
         await expect(page.get_by_test_id("failure-groups")).to_be_visible()
-        await page.screenshot(path=tmp_path / f"failed-{scheme}.png")
         groups = page.get_by_test_id("failure-groups")
         first_group = await top_of(page, '[data-testid="failure-groups"]')
         assert first_group + 200 < PHONE["height"], first_group
@@ -67,11 +70,9 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
         await expect(actions.get_by_role("button", name="Retry all failed")).not_to_be_visible()
         await actions.locator("summary").first.click()
         await expect(actions.get_by_role("button", name="Retry all failed")).to_be_visible()
-        await page.screenshot(path=tmp_path / f"failed-actions-{scheme}.png", full_page=True)
         # Any other tab: its jobs are on the first screen.
         await page.goto(f"{bullpen_server.url}/queues/q/shop/?state=waiting")
         await expect(page.locator("#job-list tbody tr").first).to_be_visible()
-        await page.screenshot(path=tmp_path / f"waiting-{scheme}.png")
         first_job = await top_of(page, "#job-list tbody tr")
         assert first_job + 80 < PHONE["height"], first_job
         # A wide screen shows the same controls open, without the summaries.
@@ -87,5 +88,4 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
         await expect(actions.get_by_role("button", name="Retry all failed")).to_be_visible()
         await expect(actions.locator("summary").first).not_to_be_visible()
         await expect(wide.get_by_test_id("throughput")).to_be_visible()
-        await wide.screenshot(path=tmp_path / f"wide-{scheme}.png")
         await browser.close()

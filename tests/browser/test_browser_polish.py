@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import ConsoleMessage, async_playwright, expect
+from playwright.async_api import ConsoleMessage, expect
 
 from tests.auth.test_browser_security import site  # noqa: F401
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_server]
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 
@@ -29,8 +29,7 @@ async def test_no_csp_violation_on_the_search_and_job_pages(
     scenario = peer("scenario", "--queue", "shop")
     failed = scenario["ids"]["failed"][0]
     completed = scenario["ids"]["completed"][0]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(http_credentials=SIGNED_IN)
         page = await context.new_page()
         await page.add_init_script(RECORD_VIOLATIONS)
@@ -56,7 +55,6 @@ async def test_no_csp_violation_on_the_search_and_job_pages(
             found = await page.evaluate("window.__violations")
             if found:
                 seen[path] = found
-                await page.screenshot(path=tmp_path / f"csp-{len(seen)}.png")
         assert seen == {} and console == [], json.dumps([seen, console], indent=1)[:3000]
         await browser.close()
 
@@ -67,8 +65,7 @@ async def test_find_by_id_lists_each_match_with_its_state(
     for queue in ("mail", "sms"):
         peer("add", "--queue", queue, "--name", "send", "--opts", '{"jobId": "order-42"}')
     peer("work", "--queue", "sms", "--count", "1")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page()
         await page.goto(f"{bullpen_server.url}/queues/find/?id=order-42")
         matches = page.get_by_test_id("find-matches").locator("li")
@@ -83,12 +80,10 @@ async def test_a_long_id_keeps_the_header_one_line(
 ) -> None:
     long_id = "order-" + "x" * 300
     peer("add", "--queue", "mail", "--name", "send", "--opts", json.dumps({"jobId": long_id}))
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": 1280, "height": 800})
         await page.goto(f"{bullpen_server.url}/queues/q/mail/jobs/{long_id}/")
         await expect(page.get_by_test_id("job-state")).to_have_text("waiting")
-        await page.screenshot(path=tmp_path / "long-id.png")
         header = await page.locator("header.top, .top").first.bounding_box()
         assert header is not None and header["height"] < 60, header
         width = await page.evaluate("document.documentElement.scrollWidth")
@@ -111,14 +106,12 @@ async def test_dead_letter_rows_stay_rows(
     }
     for _ in range(3):
         peer("add", "--queue", "dead-letter", "--name", "mail.send", "--data", json.dumps(letter))
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": 1280, "height": 800})
         await page.goto(f"{bullpen_server.url}/queues/q/dead-letter/?state=waiting")
         rows = page.locator("#job-list tbody tr")
         await expect(rows).to_have_count(3)
         await expect(rows.first).to_contain_text("from mail / 77")
-        await page.screenshot(path=tmp_path / "dead-letters.png")
         box = await rows.first.bounding_box()
         assert box is not None and box["height"] < 110, box
         await browser.close()

@@ -1,24 +1,25 @@
-"""In a real Chromium, this browser remembers what its person chose (under one versioned
-localStorage key): a job list's page size and order, the tab a queue opens at, how deep JSON
+"""In a real Chromium, this browser remembers what its person chose (in a cookie the server
+reads and checks): a job list's page size and order, the tab a queue opens at, how deep JSON
 opens, and the overview's order, groups and queues per page. They survive a reload and hold in
-a new page of the same browser, through the links pages render and on an address without
+a new page of the same browser: a page arrives as chosen, in one load, on an address without
 parameters; "Forget my preferences" drops them."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import parse_qsl, unquote
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
 pytestmark = pytest.mark.browser
 
-KEY = "bullpen.prefs.v1"
+COOKIE = "bullpen_prefs"
 NESTED = {"order": {"customer": {"address": {"city": "Basel", "lines": ["Rheinweg 1"]}}}}
 
 
@@ -34,9 +35,11 @@ def seed(peer: Peer) -> str:
 
 
 async def stored(page: Page) -> dict[str, str]:
-    raw = await page.evaluate(f"localStorage.getItem('{KEY}')")
-    found: dict[str, str] = json.loads(raw) if raw else {}
-    return found
+    """What the preferences cookie holds, by name."""
+    for cookie in await page.context.cookies():
+        if cookie["name"] == COOKIE:
+            return dict(parse_qsl(unquote(cookie["value"])))
+    return {}
 
 
 async def open_levels(page: Page) -> list[bool]:
@@ -52,8 +55,7 @@ async def test_preferences_survive_a_reload_and_a_new_page(
 ) -> None:
     nested_id = seed(peer)
     base = bullpen_server.url
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context()
         page = await context.new_page()
 
@@ -86,7 +88,6 @@ async def test_preferences_survive_a_reload_and_a_new_page(
         dialog = page.get_by_role("dialog", name="Preferences and shortcuts")
         await dialog.get_by_label("Open a queue at").select_option("failed")
         await dialog.get_by_label("Open JSON to").select_option("all")
-        await page.screenshot(path=tmp_path / "preferences.png")
         await dialog.get_by_role("button", name="Close").click()
         assert await stored(page) == {
             "jobs_per_page": "10",
@@ -106,24 +107,34 @@ async def test_preferences_survive_a_reload_and_a_new_page(
         await expect(dialog.get_by_label("Open JSON to")).to_have_value("all")
         await page.keyboard.press("Escape")
 
-        # A new page at the overview's bare address: the list as chosen, the address saying so.
+        # A new page at the overview's bare address: the list as chosen, in one load.
         page = await context.new_page()
         dialog = page.get_by_role("dialog", name="Preferences and shortcuts")
-        await page.goto(f"{base}/queues/")
+        documents: list[str] = []
+        page.on(
+            "request", lambda r: documents.append(r.url) if r.resource_type == "document" else None
+        )
+        await page.goto(f"{base}/queues/", wait_until="networkidle")
         await expect(page.get_by_test_id("sort")).to_have_value("-waiting")
         await expect(page.get_by_test_id("grouping")).to_have_value("head")
         await expect(page.locator("select[name=per_page]")).to_have_value("25")
         await expect(page.locator("tbody.group")).to_have_count(2)
-        assert "sort=-waiting" in page.url and "group=head" in page.url
-        await page.screenshot(path=tmp_path / "overview-as-chosen.png", full_page=True)
+        assert documents == [f"{base}/queues/"]
+        assert page.url == f"{base}/queues/"
 
-        # Links carry the preferences: the header's to the overview, a queue's to its tab.
-        brand = page.locator(".top a.brand")
-        assert "sort=-waiting" in (await brand.get_attribute("href") or "")
+        # The query string wins over what is remembered.
+        await page.goto(f"{base}/queues/?sort=name")
+        await expect(page.get_by_test_id("sort")).to_have_value("name")
+        await expect(page.get_by_test_id("grouping")).to_have_value("head")
+
+        # Plain links open pages as chosen: a queue at its preferred tab, size and order.
+        assert await page.locator(".top a.brand").get_attribute("href") == "/queues/"
         await page.locator('tbody[data-group="mail"] .group-toggle').click()
         await page.get_by_role("link", name="mail-us", exact=True).click()
         await expect(page.locator(".tab.current")).to_have_attribute("data-state", "failed")
-        assert "per_page=10" in page.url and "order=asc" in page.url
+        await expect(page.locator('#job-list a.current[data-remember="per_page"]')).to_have_text(
+            "10"
+        )
 
         # A queue's bare address: its preferred tab, size and order.
         await page.goto(f"{base}/queues/q/shop/")
@@ -143,7 +154,7 @@ async def test_preferences_survive_a_reload_and_a_new_page(
         await dialog.get_by_label("Open JSON to").select_option("1")
         assert await open_levels(page) == [True, False, False, False, False]
 
-        # Forgotten: nothing kept, the links as the server rendered them, two levels of JSON.
+        # Forgotten: nothing kept, two levels of JSON, the overview in its own order again.
         await dialog.get_by_role("button", name="Forget my preferences").click()
         assert await stored(page) == {}
         await expect(dialog.get_by_label("Open a queue at")).to_have_value("")

@@ -6,23 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
 from queues.runner import Producer, QueueOptions, Registry
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 from tests.support.worker_fixtures import Runners, wait_for
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_server]
 
 WIDE, NARROW = 1300, 390
-SHOTS = Path(tempfile.gettempdir())
 ABSOLUTE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$")
 
 
@@ -30,13 +27,11 @@ async def shoot(page: Page, name: str) -> None:
     """The page at desktop and phone width, for a person to look at."""
     for width in (WIDE, NARROW):
         await page.set_viewport_size({"width": width, "height": 900})
-        await page.screenshot(path=SHOTS / f"truth-{name}-{width}.png", full_page=True)
         # The page itself never scrolls sideways; a wide job table scrolls in its own box.
         assert await page.evaluate("document.documentElement.scrollWidth") <= width
     table = page.locator(".scroll-x")
     if await table.count():
         await table.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
-        await page.screenshot(path=SHOTS / f"truth-{name}-{NARROW}-scrolled.png", full_page=True)
     await page.set_viewport_size({"width": WIDE, "height": 900})
 
 
@@ -74,8 +69,7 @@ async def test_delayed_jobs_say_when_they_run_and_prioritized_their_priority(
     for priority in (10, 1, 5):
         await add(peer, "images", "resize", {"priority": priority})
     node_asc = (await asyncio.to_thread(peer, "inspect", "--queue", "later", "--asc"))["jobs"]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": WIDE, "height": 900})
         await page.goto(f"{bullpen_server.url}/queues/q/later/?state=delayed")
         await expect(page.locator("table.jobs thead th").nth(3)).to_have_text("Runs")
@@ -116,8 +110,7 @@ async def test_a_completed_job_s_earlier_failures_are_muted_and_folded(
 ) -> None:
     job_id = await add(peer, "mail", "send", {"attempts": 5})
     await asyncio.to_thread(peer, "work", "--queue", "mail", "--count", "1", "--fail-attempts", "1")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": WIDE, "height": 900})
         await page.goto(f"{bullpen_server.url}/queues/q/mail/?state=completed")
         row = page.locator(f'tr[data-job-id="{job_id}"]')
@@ -175,8 +168,7 @@ async def test_a_dead_letter_is_readable(
 
     await wait_for("the dead letter", dead)
     await runners.stop(runner)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": WIDE, "height": 900})
         await page.goto(f"{bullpen_server.url}/queues/q/dead-letter/")
         row = page.locator('tr[data-job-id="hooks.hook-1"]')

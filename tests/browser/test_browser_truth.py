@@ -7,15 +7,13 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
 from tests.support.browser_pages import answer_dialogs
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
@@ -24,14 +22,6 @@ from tests.support.redis_server import RedisServer
 pytestmark = pytest.mark.browser
 
 CREDENTIALS = {"username": "operator", "password": "s3cret-pass"}
-
-
-@pytest.fixture
-async def browser(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 async def signed_in(browser: Browser, server: LiveServer, path: str) -> Page:
@@ -106,7 +96,6 @@ async def test_retried_job_that_fails_again_at_once_is_shown_as_redis_holds_it(
         await expect(page.locator("#job-failure details")).to_have_count(traces, timeout=1000)
         await expect(page.locator('[data-testid="retry"]')).to_be_visible(timeout=1000)
         await expect(page.locator("#job-failure .reason")).to_contain_text("failed on purpose")
-    await page.screenshot(path=tmp_path / "retried-five-times.png", full_page=True)
     result = await worker
     assert result["failed"] == 6
 
@@ -144,7 +133,6 @@ async def test_rows_added_live_have_the_cells_of_a_page_load(
     # A checkbox on the live rows too: new jobs can be selected.
     for job in added:
         await page.locator(f'tr[data-job-id="{job["id"]}"] .job-select').check()
-    await page.screenshot(path=tmp_path / "rows-live.png", full_page=True)
 
     loaded = await page.context.new_page()
     await loaded.goto(f"{bullpen_server.url}/queues/q/mail/?state=waiting&per_page=10")
@@ -176,6 +164,9 @@ async def test_count_and_pager_follow_the_rows(
 
     for i in range(6):
         await asyncio.to_thread(peer, "add", "--queue", "pages", "--name", f"m{i}", "--data", "{}")
+    # Another tab, the first left open: the reader never finds the queue unwatched (it would
+    # then follow it afresh, and the page read its list again, with nothing left to say).
+    page = await page.context.new_page()
     await page.goto(f"{bullpen_server.url}/queues/q/pages/?state=waiting&per_page=10&order=asc")
     await expect(page.locator("#live-status")).to_have_text("live")
     await expect(page.locator("#job-list tbody tr")).to_have_count(10)
@@ -204,12 +195,12 @@ async def test_a_new_queue_appears_on_an_open_overview(
     await asyncio.to_thread(peer, "add", "--queue", "fresh-tenant", "--name", "a", "--data", "{}")
     added_at = time.monotonic()
     row = page.locator('tr[data-queue="fresh-tenant"]')
-    await expect(row).to_be_visible(timeout=2000)
+    # Within a second or two on a quiet machine (the time is printed); a loaded one is slower.
+    await expect(row).to_be_visible(timeout=10000)
     took = time.monotonic() - added_at
     await expect(row.locator('td[data-state="waiting"]')).to_have_text("1")
     await expect(page.locator('[data-testid="queue-count"]')).to_have_text("2")
     assert await page.evaluate("window.bullpenNoReload === true")
-    await page.screenshot(path=tmp_path / "new-queue.png", full_page=True)
     print(f"new queue on the overview {took:.2f} s after it was created")
 
 

@@ -32,14 +32,10 @@ def empty_redis(redis_url: str) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 async def stop_bullpen() -> AsyncIterator[None]:
     yield
-    # Bullpen's live follower and Redis clients belong to this test's event loop.
-    from dashboard.live import channel_groups
-    from queues.actions import handles
-    from queues.redis import clients
+    # Bullpen's background services and Redis clients belong to this test's event loop.
+    from dashboard.services import lifecycle
 
-    await channel_groups.stop()
-    await clients.close_current()
-    await handles.close_current()
+    await lifecycle.server_stopping()
 
 
 @pytest.fixture

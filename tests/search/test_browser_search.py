@@ -7,15 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import tempfile
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -25,8 +23,6 @@ FAILED_TAB = "/queues/q/mail/%3Fstate%3Dfailed"  # as a sign-in's next
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 HOSTILE_NAME = '"><img src=x onerror="window.pwned=1">'
 HOSTILE_REASON = '<script>window.pwned=2</script>"><img src=x onerror="window.pwned=3"> timeout'
-# Screenshots stay after the run, to be looked at: search-*.png in the temporary directory.
-SHOTS = Path(tempfile.gettempdir())
 DONE = re.compile(r"^scanned (\d+) of \1, (\d+) match(es)?$")
 # Every text the progress shows, in order, recorded by the page itself.
 RECORD_PROGRESS = """
@@ -115,7 +111,6 @@ async def shows_search_rows_like_list_rows(
     await expect(hostile.locator(".reason")).to_have_text(HOSTILE_REASON)
     assert await results.locator("script, img").count() == 0
     assert await page.evaluate("window.pwned") is None
-    await page.screenshot(path=SHOTS / f"search-{shot}.png", full_page=True)
 
     await page.click('[data-testid="search-clear"]')
     await expect(results).to_be_hidden()
@@ -128,8 +123,7 @@ async def shows_search_rows_like_list_rows(
 async def test_enter_streams_list_rows_into_the_failed_tab(
     peer: Peer, mail: dict[str, str], bullpen_server: LiveServer, chromium_path: str
 ) -> None:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         await shows_search_rows_like_list_rows(
             browser, bullpen_server, mail, operator=True, shot="operator"
         )
@@ -146,8 +140,7 @@ async def test_retry_a_selected_search_result(
     chromium_path: str,
     redis_client: Any,
 ) -> None:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             http_credentials=OPERATOR,  # type: ignore[arg-type]
             viewport={"width": 1400, "height": 900},
@@ -163,7 +156,6 @@ async def test_retry_a_selected_search_result(
         await results.first.locator("input.job-select").check()
         checked = await page.locator(".job-select:checked").count()
         assert checked == 1
-        await page.screenshot(path=SHOTS / "search-selected.png", full_page=True)
 
         await page.locator('[data-testid="bulk"] button', has_text="Retry").click()
         # The page reloads after the action and runs the search again from its URL.
@@ -171,7 +163,6 @@ async def test_retry_a_selected_search_result(
         await expect(progress).to_have_text("scanned 4 of 4, 0 matches")
         await expect(page.locator('.tab.current[data-state="failed"] .count')).to_have_text("4")
         await expect(page.locator('[data-testid="search-results"] .search-none')).to_be_visible()
-        await page.screenshot(path=SHOTS / "search-after-retry.png", full_page=True)
         await browser.close()
     assert redis_client.zscore("bull:mail:failed", mail["timeout-1"]) is None
     assert mail["timeout-1"] in redis_client.lrange("bull:mail:wait", 0, -1)
@@ -190,8 +181,7 @@ async def test_cancel_stops_a_long_search(
 ) -> None:
     total = 50_000  # a scan of some seconds: time to press Cancel on a fast machine too
     peer("add-bulk", "--queue", "big", "--name", "sync", "--count", str(total), "--data", "{}")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         page = await browser.new_page(viewport={"width": 1400, "height": 900})
         await page.goto(f"{bullpen_server.url}/queues/q/big/?state=waiting")
         # The newest jobs come first: the match is in the first chunk, long before the end.
@@ -214,5 +204,4 @@ async def test_cancel_stops_a_long_search(
         assert scans(redis_client) == calls  # the server stopped scanning
         assert await progress.text_content() == said  # and the page stopped counting
         assert parse_qs(urlsplit(page.url).query)["state"] == ["waiting"]
-        await page.screenshot(path=SHOTS / "search-cancelled.png", full_page=True)
         await browser.close()

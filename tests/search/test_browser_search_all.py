@@ -7,14 +7,12 @@ finds no serious or critical violation on it."""
 from __future__ import annotations
 
 import asyncio
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_checks import RULES, axe_violations
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
@@ -24,8 +22,6 @@ from tests.support.search_reads import add_jobs
 pytestmark = pytest.mark.browser
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
-# Screenshots stay after the run, to be looked at: search-all-*.png in the temporary directory.
-SHOTS = Path(tempfile.gettempdir())
 
 
 async def box_enter(page: Page, typed: str) -> None:
@@ -54,8 +50,7 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         ],
     )
     errors: list[str] = []
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             http_credentials=OPERATOR,  # type: ignore[arg-type]
             viewport={"width": 1280, "height": 900},
@@ -108,7 +103,6 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await page.locator("#search-all-q").fill("data.customer = acme-42")
         await page.locator("#search-all-q").press("Enter")
         await expect(progress).to_have_text("queues 2 of 2, 5 jobs read, 3 matches")
-        await page.screenshot(path=SHOTS / "search-all-desktop.png", full_page=True)
         retry = billing_group.get_by_test_id("match-retry")
         await retry.focus()
         await page.keyboard.press("Enter")
@@ -119,7 +113,6 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await page.wait_for_function(
             "window.liveSeen.some(m => m.type === 'list' && m.queue === 'billing')"
         )
-        await page.screenshot(path=SHOTS / "search-all-confirm.png", full_page=True)
         assert await axe_violations(page, RULES["light"]) == []
         await page.keyboard.press("Enter")
         await expect(page.get_by_test_id("toast")).to_contain_text("3 jobs retried")
@@ -142,7 +135,6 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await expect(small.get_by_test_id("search-progress")).to_have_text(
             "queues 2 of 2, 7 jobs read, 4 matches"
         )
-        await small.screenshot(path=SHOTS / "search-all-phone.png", full_page=True)
         fits = await small.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert fits, "the results page scrolls sideways on a phone"
         assert await axe_violations(small, RULES["phone"]) == []
@@ -161,7 +153,6 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         await expect(page.get_by_test_id("match-question")).to_have_text(
             "Remove 3 matching waiting jobs? This cannot be undone."
         )
-        await page.screenshot(path=SHOTS / "search-all-in-queue.png", full_page=True)
         await page.get_by_test_id("match-go").click()
         await expect(page.get_by_test_id("toast")).to_contain_text("3 jobs removed")
         await browser.close()

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -37,8 +37,7 @@ async def test_from_failure_count_to_retrying_one_group(
             json.dumps({"to": f"user{index}@example.com", "error": message}),
         )
     peer("work", "--queue", "email", "--count", str(len(ERRORS)), "--fail", "--concurrency", "4")
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             http_credentials={"username": "operator", "password": "s3cret-pass"},
             viewport={"width": 1400, "height": 900},
@@ -48,7 +47,6 @@ async def test_from_failure_count_to_retrying_one_group(
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
         failed = page.locator('tr[data-queue="email"] td[data-state="failed"] a')
         await expect(failed).to_have_text(str(len(ERRORS)))
-        await page.screenshot(path=tmp_path / "1-overview.png", full_page=True)
 
         await failed.click()
         groups = page.locator('[data-testid="failure-groups"] tbody tr')
@@ -57,12 +55,10 @@ async def test_from_failure_count_to_retrying_one_group(
         await expect(first).to_contain_text("SMTP timeout after <n> ms")
         await expect(first.locator("td").first).to_have_text("4")
         await expect(first.locator("time").first).to_be_visible()  # since when
-        await page.screenshot(path=tmp_path / "2-groups.png", full_page=True)
 
         await first.locator('[data-testid="retry-group"]').click()
         await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("3")
         await expect(groups).to_have_count(2)
-        await page.screenshot(path=tmp_path / "3-after-retry.png", full_page=True)
 
         # A new kind of failure arrives while the page is open: its group appears, no reload.
         await page.evaluate("window.bullpenNoReload = true")
@@ -81,7 +77,6 @@ async def test_from_failure_count_to_retrying_one_group(
         await expect(groups).to_have_count(4, timeout=20000)  # SMTP is back, disk full is new
         await expect(page.locator('[data-testid="failure-groups"]')).to_contain_text("disk full")
         assert await page.evaluate("window.bullpenNoReload === true")
-        await page.screenshot(path=tmp_path / "4-new-group-live.png", full_page=True)
         await browser.close()
     # The 4 retried jobs failed again with the new job: 3 + 4 + 1 failed now.
     assert redis_client.zcard("bull:email:failed") == 8

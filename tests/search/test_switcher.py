@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from django.test import AsyncClient, override_settings
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
 from dashboard.pages.switcher import MAX_SUGGESTIONS
-from tests.support.browser import CHROMIUM_ARGS
+from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
 from tests.support.live_server import LiveServer, http_get, stop_bullpen
 from tests.support.markup import attribute, element, elements, text
@@ -250,9 +250,7 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
 ) -> None:
     ids = seed(peer)
     job_url = f"{closed_site.url}/queues/q/shop/jobs/{ids['failed'][0]}/"
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-
+    async with chromium(chromium_path) as browser:
         # Signed out: the box's routes answer with the sign-in challenge, never a queue name.
         for route in ("go/", "go/suggestions/"):
             status, body = await asyncio.to_thread(
@@ -265,8 +263,6 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
             viewport={"width": 1280, "height": 800}, http_credentials=SIGNED_IN
         )
         page = await context.new_page()
-        # Screenshots keep the caret: hiding it leaves a style attribute on the box, which
-        # htmx would copy into the next page under the site's CSP.
         await page.add_init_script(RECORD_VIOLATIONS)
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -280,7 +276,6 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
         await type_in_box(page, "SHIP")
         matches = page.get_by_test_id("switcher-matches")
         await expect(matches.locator("a")).to_have_text(["shipping"])
-        await page.screenshot(path=tmp_path / "switcher-desktop.png", caret="initial")
         await page.get_by_label("Go to queue").press("Enter")
         await expect(page.locator("h1")).to_contain_text("shipping")
         assert page.url == f"{closed_site.url}/queues/q/shipping/"
@@ -316,7 +311,6 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
         await page.keyboard.press("Enter")
         await expect(page.locator("h1")).to_contain_text(HOSTILE)
         await expect(page.locator(".switcher-matches a")).to_have_count(0)
-        await page.screenshot(path=tmp_path / "switcher-hostile-queue.png", caret="initial")
 
         # Escape closes the suggestions.
         await type_in_box(page, "shop")
@@ -334,8 +328,7 @@ async def test_the_box_on_a_phone(
     peer: Peer, closed_site: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
     ids = seed(peer)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             viewport={"width": 390, "height": 844},
             is_mobile=True,
@@ -346,13 +339,11 @@ async def test_the_box_on_a_phone(
         await page.goto(f"{closed_site.url}/queues/q/shop/jobs/{ids['failed'][0]}/")
         await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed")
         box = page.get_by_label("Go to queue")
-        await page.screenshot(path=tmp_path / "switcher-phone-closed.png", caret="initial")
         await box.tap()
         await box.press_sequentially("s", delay=30)
         links = page.get_by_test_id("switcher-matches").locator("a")
         # shop, shipping, shop-paused, shop-children and the markup one (its "src")
         await expect(links).to_have_count(5)
-        await page.screenshot(path=tmp_path / "switcher-phone-open.png", caret="initial")
         fits = await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert fits, "the page scrolls sideways"
         sizes = [await box.bounding_box()] + [

@@ -17,10 +17,11 @@ from django.core.handlers.asgi import ASGIHandler
 from django.test import override_settings
 from django.urls import path
 
-from dashboard.checks import mounting
+from dashboard.checks import access_settings, mounting, redis_reachable, websocket
 from dashboard.live.consumers import LiveConsumer
 from dashboard.routing import find_live_routes, websocket_route
 from queues.config.settings import DEFAULTS
+from queues.redis.urls import redact
 from tests.support.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,7 @@ def test_checks_are_registered_with_the_app() -> None:
 
 def test_standalone_site_routes_the_websocket() -> None:
     # tests.settings point at bullpen_site.asgi, the standalone site's application.
-    assert mounting.check_websocket_route() == []
+    assert websocket.check_websocket_route() == []
     search = find_live_routes(host_stack)
     assert [route.path for route in search.routes] == ["/ws/bullpen/"] and not search.opaque
 
@@ -90,7 +91,7 @@ def test_standalone_site_routes_the_websocket() -> None:
 )
 def test_websocket_route_is_found_or_reported(asgi: str | None, expected: list[str]) -> None:
     with bullpen(), override_settings(ASGI_APPLICATION=asgi):
-        found = mounting.check_websocket_route()
+        found = websocket.check_websocket_route()
     assert ids(found) == expected
     for message in found:
         assert message.hint, message
@@ -98,19 +99,19 @@ def test_websocket_route_is_found_or_reported(asgi: str | None, expected: list[s
 
 def test_unimportable_application_says_why() -> None:
     with override_settings(ASGI_APPLICATION="tests.site.test_checks.no_such_application"):
-        (message,) = mounting.check_websocket_route()
+        (message,) = websocket.check_websocket_route()
     assert "no_such_application" in message.msg
 
 
 def test_route_elsewhere_than_the_pages_connect_to() -> None:
     with bullpen(), override_settings(ASGI_APPLICATION="tests.site.test_checks.nested_route"):
-        (message,) = mounting.check_websocket_route()
+        (message,) = websocket.check_websocket_route()
     assert message.id == "bullpen.W005" and "'/ops/live/'" in message.msg
     with (
         bullpen(WEBSOCKET_PATH="/ops/live/"),
         override_settings(ASGI_APPLICATION="tests.site.test_checks.nested_route"),
     ):
-        assert mounting.check_websocket_route() == []
+        assert websocket.check_websocket_route() == []
 
 
 def test_route_helper_follows_websocket_path() -> None:
@@ -118,28 +119,28 @@ def test_route_helper_follows_websocket_path() -> None:
         assert str(websocket_route().pattern) == "ops/queues/ws/"
         with override_settings(ASGI_APPLICATION=HOST_STACK):
             # host_stack was built with the default path: the pages would miss it.
-            assert ids(mounting.check_websocket_route()) == ["bullpen.W005"]
+            assert ids(websocket.check_websocket_route()) == ["bullpen.W005"]
 
 
 def test_route_without_session_auth_or_origin_check() -> None:
     # websocket_route() checks the origin itself (scheme, host and port).
     with bullpen(), override_settings(ASGI_APPLICATION="tests.site.test_checks.bare_route"):
-        assert ids(mounting.check_websocket_route()) == ["bullpen.W006"]
+        assert ids(websocket.check_websocket_route()) == ["bullpen.W006"]
     with bullpen(), override_settings(ASGI_APPLICATION="tests.site.test_checks.bare_consumer"):
-        assert ids(mounting.check_websocket_route()) == ["bullpen.W006", "bullpen.W007"]
+        assert ids(websocket.check_websocket_route()) == ["bullpen.W006", "bullpen.W007"]
     # Open reads need no session on the socket; the origin check still matters.
     with (
         bullpen(READ_ACCESS="dashboard.access.anyone"),
         override_settings(ASGI_APPLICATION="tests.site.test_checks.bare_consumer"),
     ):
-        assert ids(mounting.check_websocket_route()) == ["bullpen.W007"]
+        assert ids(websocket.check_websocket_route()) == ["bullpen.W007"]
 
 
 def test_channel_layer() -> None:
-    assert mounting.check_channel_layer() == []
+    assert websocket.check_channel_layer() == []
     for layers in ({}, {"other": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}):
         with override_settings(CHANNEL_LAYERS=layers):
-            assert ids(mounting.check_channel_layer()) == ["bullpen.W008"]
+            assert ids(websocket.check_channel_layer()) == ["bullpen.W008"]
 
 
 def test_redis_is_probed_by_check_deploy_only() -> None:
@@ -153,22 +154,22 @@ def test_redis_is_probed_by_check_deploy_only() -> None:
 
 def test_redis_reachable_or_a_warning(redis_server: RedisServer) -> None:
     with bullpen(REDIS_URL=redis_server.url):
-        assert mounting.check_redis() == []
+        assert redis_reachable.check_redis() == []
     closed = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
     # TLS against a plain-text server fails in the handshake: still a warning, not a crash.
     tls = f"rediss://127.0.0.1:{redis_server.port}/0"
     for url in (closed, tls, "unix:///nonexistent/redis.sock"):
         with bullpen(REDIS_URL=url):
-            (message,) = mounting.check_redis()
+            (message,) = redis_reachable.check_redis()
         assert message.id == "bullpen.W009" and "unreachable" in message.msg
         assert "hunter2" not in message.msg
-    assert mounting.redact(closed).startswith("redis://:***@127.0.0.1:")
+    assert redact(closed).startswith("redis://:***@127.0.0.1:")
 
 
 def test_basic_auth_without_https() -> None:
     users = {"BASIC_AUTH_USERS": {"ops": make_password("long-secret")}}
     with bullpen(**users), override_settings(DEBUG=False, SECURE_SSL_REDIRECT=False):
-        assert ids(mounting.check_access()) == ["bullpen.W010"]
+        assert ids(access_settings.check_access()) == ["bullpen.W010"]
     https: list[dict[str, Any]] = [
         {"SECURE_SSL_REDIRECT": True},
         {"SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https")},
@@ -176,9 +177,9 @@ def test_basic_auth_without_https() -> None:
     ]
     for extra in https:
         with bullpen(**users), override_settings(**extra):
-            assert mounting.check_access() == [], extra
+            assert access_settings.check_access() == [], extra
     with bullpen(), override_settings(DEBUG=False):  # no basic auth: nothing to leak
-        assert mounting.check_access() == []
+        assert access_settings.check_access() == []
 
 
 NO_SESSION_LOGIN = [
@@ -189,46 +190,46 @@ NO_SESSION_LOGIN = [
 
 def test_nobody_can_sign_in() -> None:
     with bullpen(), override_settings(MIDDLEWARE=NO_SESSION_LOGIN):
-        (message,) = mounting.check_access()
+        (message,) = access_settings.check_access()
     assert message.id == "bullpen.W011" and "Nobody can open Bullpen" in message.msg
     # Reads open to all, actions to nobody: read-only in effect, and said so.
     with (
         bullpen(READ_ACCESS="dashboard.access.anyone"),
         override_settings(MIDDLEWARE=NO_SESSION_LOGIN, DEBUG=True),
     ):
-        (message,) = mounting.check_access()
+        (message,) = access_settings.check_access()
     assert message.id == "bullpen.W011" and "read-only in effect" in message.msg
     # Read-only on purpose: nothing to say about acting.
     with (
         bullpen(READ_ACCESS="dashboard.access.anyone", READ_ONLY=True),
         override_settings(MIDDLEWARE=NO_SESSION_LOGIN, DEBUG=True),
     ):
-        assert mounting.check_access() == []
+        assert access_settings.check_access() == []
     # Basic-auth users can sign in without sessions (served over HTTPS here).
     with (
         bullpen(BASIC_AUTH_USERS={"ops": make_password("long-secret")}),
         override_settings(MIDDLEWARE=NO_SESSION_LOGIN, SECURE_SSL_REDIRECT=True),
     ):
-        assert mounting.check_access() == []
+        assert access_settings.check_access() == []
 
 
 def test_reads_open_to_anyone_in_production() -> None:
     with bullpen(READ_ACCESS="dashboard.access.anyone"), override_settings(DEBUG=False):
-        assert ids(mounting.check_access()) == ["bullpen.W012"]
+        assert ids(access_settings.check_access()) == ["bullpen.W012"]
     with bullpen(READ_ACCESS="dashboard.access.anyone"), override_settings(DEBUG=True):
-        assert mounting.check_access() == []
+        assert access_settings.check_access() == []
 
 
 def test_access_callables_must_import() -> None:
     with bullpen(READ_ACCESS="dashboard.access.nobody_here", WRITE_ACCESS="no.such.module"):
-        found = mounting.check_access()
+        found = access_settings.check_access()
     assert ids(found) == ["bullpen.E007", "bullpen.E007"]
     assert "staff_or_basic_reader" in str(found[0].hint)
 
 
 def test_basic_auth_users_hold_hashes_not_passwords() -> None:
     with bullpen(BASIC_AUTH_USERS={"ops": "plain-password"}), override_settings(DEBUG=True):
-        (message,) = mounting.check_access()
+        (message,) = access_settings.check_access()
     assert message.id == "bullpen.E008" and "'ops'" in message.msg
     assert "plain-password" not in message.msg
 
@@ -278,6 +279,17 @@ def test_basic_auth_users_hold_hashes_not_passwords() -> None:
         ({"ALERTS": {"COOLDOWN": -1}}, ["bullpen.E014"], "seconds, 0 or more"),
         ({"ALERTS": {"INTERVAL": 0}}, ["bullpen.E014"], "seconds above 0"),
         ({"ALERTS": {"LINK_BASE": "ops.example.com"}}, ["bullpen.E014"], "public origin"),
+        ({"ALERTS": {"failure_rate_percent": 120}}, ["bullpen.E014"], "from 0 to 100"),
+        ({"ALERTS": {"run_p95_ms": "slow"}}, ["bullpen.E014"], "or None (off)"),
+        (
+            {"QUEUE_OPTIONS": {"mail": {"alerts": {"no_workers_seconds": -5}}}},
+            ["bullpen.E014"],
+            "0 or more",
+        ),
+        ({"ALERTS": {"RATE_WINDOW": 30}}, ["bullpen.E014"], "seconds from 60 to 86400"),
+        ({"ALERTS": {"RATE_MIN_JOBS": 2.5}}, ["bullpen.E014"], "whole number of jobs"),
+        ({"ALERTS": {"RENOTIFY": "hourly"}}, ["bullpen.E014"], "0 (never) or more"),
+        ({"ALERTS": {"stalled": 1}}, ["bullpen.W016"], "stalled_last_hour"),
         ({"ALERTS": {"WEBHOOKS": ["https://hooks.example/T1"]}}, ["bullpen.W019"], "LINK_BASE"),
     ],
 )
@@ -299,6 +311,11 @@ def test_alert_delivery_settings_are_fine() -> None:
         "INTERVAL": 15,
         "LINK_BASE": "https://ops.example.com",
         "waiting": 100,
+        "failure_rate_percent": 12.5,
+        "scheduler_overdue_seconds": None,
+        "RATE_WINDOW": 600,
+        "RATE_MIN_JOBS": 50,
+        "RENOTIFY": 3600,
     }
     with override_settings(BULLPEN={"PREFIXES": ["bull"], "ALERTS": delivery}):
         assert mounting.check_settings() == []
@@ -342,7 +359,7 @@ def test_every_setting_is_documented() -> None:
     reference = (ROOT / "docs" / "configuration.md").read_text()
     documented = set(re.findall(r"^### `([A-Z_]+)`", reference, re.MULTILINE))
     assert set(DEFAULTS) <= documented, sorted(set(DEFAULTS) - documented)
-    from queues.live.follower import LiveSettings
+    from queues.live.settings import LiveSettings
 
     for key in LiveSettings.__dataclass_fields__:
         assert f"`{key}`" in reference, key
@@ -353,9 +370,9 @@ def test_every_check_id_is_listed_once() -> None:
     listed = re.findall(r"^\| `bullpen\.([EW]\d{3})` \|", table, re.MULTILINE)
     assert len(listed) == len(set(listed)), sorted(i for i in listed if listed.count(i) > 1)
     # Checks live in several modules of the app (settings, versions, security) and in the settings
-    # validator of the BullMQ layer.
+    # validators of the BullMQ layer (queues/config/).
     code = "".join(path.read_text() for path in sorted((ROOT / "dashboard").rglob("*.py")))
-    code += (ROOT / "queues" / "config" / "problems.py").read_text()
+    code += "".join(path.read_text() for path in sorted((ROOT / "queues" / "config").glob("*.py")))
     used = set(re.findall(r'"bullpen\.([EW]\d{3})"', code))
     used |= set(re.findall(r'Problem\(\s*"([EW]\d{3})"', code))
     assert "W016" in used and "E010" in used  # both ways of naming an id are seen
@@ -369,14 +386,14 @@ def test_login_url_that_names_no_page() -> None:
     # Django's default LOGIN_URL in a site that routes no django.contrib.auth.urls.
     for missing in ("/accounts/login/", "no-such-login", "/queues/accounts/login/"):
         with bullpen(), override_settings(LOGIN_URL=missing):
-            (message,) = mounting.check_login_url()
+            (message,) = access_settings.check_login_url()
         assert message.id == "bullpen.W020" and repr(missing) in message.msg
         assert "admin:login" in str(message.hint)
     for usable in ("admin:login", "/admin/login/", "bullpen:sign-in", "https://sso.example/in"):
         with bullpen(), override_settings(LOGIN_URL=usable):
-            assert mounting.check_login_url() == [], usable
+            assert access_settings.check_login_url() == [], usable
     # Nobody is sent to a login page: nothing to say.
     with bullpen(READ_ACCESS="dashboard.access.anyone"), override_settings(LOGIN_URL="/nope/"):
-        assert mounting.check_login_url() == []
+        assert access_settings.check_login_url() == []
     with bullpen(), override_settings(LOGIN_URL="/nope/", MIDDLEWARE=NO_SESSION_LOGIN):
-        assert mounting.check_login_url() == []
+        assert access_settings.check_login_url() == []
