@@ -110,7 +110,7 @@ async def test_a_worker_over_its_memory_ceiling_drains_and_exits_to_be_restarted
     assert over["rss_mb"] > over["max_memory_mb"] == 400
     events = [line["event"] for line in worker.events()]
     assert events.index("over-memory") < events.index("draining") < events.index("stopped")
-    # The job in flight ran to its end; none was taken after the drain began, none left active.
+    # The jobs in flight ran to their end, none left active.
     assert worker.events("stopped")[0]["abandoned"] == 0
     states = {job_id: await state_of(peer, job_id) for job_id in [slow, leaky, *rest]}
     assert states[slow] == states[leaky] == "completed"
@@ -118,4 +118,7 @@ async def test_a_worker_over_its_memory_ceiling_drains_and_exits_to_be_restarted
     assert list(states.values()).count("waiting") >= 5
     after = events.index("over-memory")
     taken_after = [line for line in worker.events()[after:] if line["event"] == "active"]
-    assert taken_after == [], "a job was taken after the ceiling was passed"
+    # Only a finish already on its way to Redis when the drain began may bring back one more
+    # job (one per slot: concurrency 2); this worker holds its lock and runs it to its end.
+    assert len(taken_after) <= 2, [(e["event"], e.get("job_id")) for e in worker.events()]
+    assert all(states[line["job_id"]] == "completed" for line in taken_after)

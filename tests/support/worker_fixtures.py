@@ -104,7 +104,13 @@ job_handler("proc-deliver-brief", RESTART_SAFE.with_changes(lock_duration_ms=200
 _KEPT: list[bytes] = []  # what proc-leak holds on to, as a leaking library would
 
 
-@job_handler("proc-leak", FAST_RECOVERY, concurrency=2)
+# A long lock: filling hundreds of MiB holds the GIL, and on a loaded machine a one-second lock
+# of the job running beside it would lapse meanwhile (the job stalled back to waiting).
+@job_handler(
+    "proc-leak",
+    FAST_RECOVERY.with_changes(lock_duration_ms=30_000, stalled_interval_ms=30_000),
+    concurrency=2,
+)
 async def leak(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
     """Sleeps ``sleep`` s, then holds memory until the process's RSS passes ``to_mb``."""
     await asyncio.sleep(float(payload.get("sleep", 0)))
