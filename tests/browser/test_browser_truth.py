@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser_pages import answer_dialogs
+from tests.support.browser_pages import answer_dialogs, socket_messages
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -167,9 +167,13 @@ async def test_count_and_pager_follow_the_rows(
     # Another tab, the first left open: the reader never finds the queue unwatched (it would
     # then follow it afresh, and the page read its list again, with nothing left to say).
     page = await page.context.new_page()
+    listed = socket_messages(page, "list")
     await page.goto(f"{bullpen_server.url}/queues/q/pages/?state=waiting&per_page=10&order=asc")
     await expect(page.locator("#live-status")).to_have_text("live")
     await expect(page.locator("#job-list tbody tr")).to_have_count(10)
+    # The list the socket sends on watching is the list as it is: had it come after the
+    # worker below, it would rightly show the list as it is then, with nothing to say.
+    await asyncio.wait_for(listed.wait(), 15)
     # Oldest first, the jobs a worker takes leave the top, and those that should move up from
     # the next page are not here: the page says so and shows the list as it is now.
     await asyncio.to_thread(peer, "work", "--queue", "pages", "--count", "3")

@@ -5,6 +5,8 @@ Moved here from ``tests.browser.test_browser_landing``.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.paths import ROOT
 
-__all__ = ["OPERATOR", "SHOTS", "answer_dialogs", "chromium", "operator_page"]
+__all__ = ["OPERATOR", "SHOTS", "answer_dialogs", "chromium", "operator_page", "socket_messages"]
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 
@@ -74,3 +76,22 @@ def _create_superuser(server: LiveServer, username: str, password: str) -> None:
         check=True,
         timeout=120,
     )
+
+
+def socket_messages(page: Page, kind: str) -> asyncio.Event:
+    """Set once the page's websocket has received a message of ``kind`` (``"list"``, ...):
+    listen before the page is opened. A test waits on it where what the page shows next must
+    not be swapped away by a message still on its way."""
+    arrived = asyncio.Event()
+
+    def on_frame(payload: str | bytes) -> None:
+        try:
+            message = json.loads(payload)
+        except ValueError:
+            return
+        types = [message.get("type")] + [m.get("type") for m in message.get("messages", [])]
+        if kind in types:
+            arrived.set()
+
+    page.on("websocket", lambda socket: socket.on("framereceived", on_frame))
+    return arrived
