@@ -17,6 +17,7 @@ from django.utils.formats import date_format, number_format
 from django.utils.timezone import localtime
 from django.utils.translation import get_language, gettext, gettext_lazy
 
+from dashboard.history.lines import Segment, steps_per_column, thinned
 from dashboard.history.scales import (
     Scale,
     count_scale,
@@ -34,6 +35,8 @@ PLOT_W = WIDTH - LEFT - RIGHT
 PLOT_H = HEIGHT - TOP - BOTTOM
 # Hover areas per chart at most: a day by the minute is shown in columns of several minutes.
 MAX_HOVERS = 240
+# Columns per line at most (each its lowest and highest step): about two pixels each.
+MAX_LINE_COLUMNS = 320
 # The span each range covers, in seconds.
 RANGE_SPANS = {
     "1h": 3600,
@@ -57,14 +60,6 @@ PER_STEP = {
 class Tick:
     pos: float  # x or y in the SVG's coordinates
     label: str
-
-
-@dataclass(frozen=True)
-class Segment:
-    points: str  # "x,y x,y ..." for a polyline
-    single: bool  # one point alone: drawn as a dot
-    x: float  # the first point, for the dot
-    y: float
 
 
 @dataclass(frozen=True)
@@ -190,7 +185,7 @@ def _segments(
     value: Callable[[HistoryPoint], float | None],
     scale: Scale,
 ) -> list[Segment]:
-    runs: list[list[tuple[float, float]]] = []
+    runs: list[list[tuple[int, float]]] = []
     last_index: int | None = None
     for point in points:
         found = value(point)
@@ -198,15 +193,19 @@ def _segments(
             last_index = None
             continue
         index = axis.index(point.t)
-        xy = (round(axis.x(point.t), 1), round(y_of(found, scale), 1))
         if last_index is not None and index == last_index + 1:
-            runs[-1].append(xy)
+            runs[-1].append((point.t, found))
         else:
-            runs.append([xy])
+            runs.append([(point.t, found)])
         last_index = index
+    per = steps_per_column(axis.steps, MAX_LINE_COLUMNS)
+    drawn = [
+        [(round(axis.x(t), 1), round(y_of(v, scale), 1)) for t, v in thinned(axis.index, run, per)]
+        for run in runs
+    ]
     return [
         Segment(" ".join(f"{x},{y}" for x, y in run), len(run) == 1, run[0][0], run[0][1])
-        for run in runs
+        for run in drawn
     ]
 
 

@@ -10,6 +10,7 @@ from django.utils import translation
 
 from dashboard.history.charts import (
     LEFT,
+    MAX_LINE_COLUMNS,
     PLOT_H,
     PLOT_W,
     TOP,
@@ -181,3 +182,26 @@ def test_time_ticks_are_round_times_within_the_range():
     assert hour == ["23:40", "23:50", "00:00", "00:10", "00:20", "00:30"]
     axis = Axis.of(week, NOW)
     assert axis.steps == 168 and axis.end == NOW // 3_600_000 * 3_600_000
+
+
+def test_a_day_by_the_minute_is_drawn_in_columns_that_keep_every_peak_and_gap():
+    # A day of minutes, one busy minute in every 37, and an hour with nothing recorded.
+    points = [
+        minute(i, completed=500 if i % 37 == 0 else 1) for i in range(1440) if not 600 <= i < 660
+    ]
+    jobs = history_charts(series(points, "24h"), NOW)[0]
+    (done, _failed) = jobs.lines
+    drawn = [xy for segment in done.segments for xy in coords(segment.points)]
+    assert len(drawn) <= 2 * MAX_LINE_COLUMNS + 2 < len(points)
+    # Every busy minute's peak is still drawn, as high as the others.
+    top = min(y for _x, y in drawn)
+    peaks = [x for x, y in drawn if y == top]
+    assert len(peaks) == sum(1 for p in points if p.completed == 500)
+    # The hour without a record is a gap: two lines, not a slope across it.
+    assert len(done.segments) == 2
+
+
+def test_an_hour_by_the_minute_draws_every_step():
+    points = [minute(i, completed=i) for i in range(60)]
+    jobs = history_charts(series(points), NOW)[0]
+    assert len(coords(jobs.lines[0].segments[0].points)) == 60
