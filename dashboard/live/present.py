@@ -21,6 +21,7 @@ from queues.reads import counts
 from queues.reads.detail import job_live_view
 from queues.reads.keys import QueueRef
 from queues.reads.listing import job_page
+from queues.reads.pause_reasons import pause_reasons
 from queues.redis import connections
 
 # A read that fails with one of these sends nothing: the status message says when Redis is away.
@@ -50,9 +51,10 @@ async def read_counts(slug: str | None = None) -> protocol.CountsMessage | None:
     when it is given."""
     try:
         found = await counts.summaries(None if slug is None else [QueueRef.from_slug(slug)])
+        reasons = await pause_reasons([s.ref for s in found if s.paused])
     except Exception:  # Redis away: the status message says so, counts come when it is back
         return None
-    entries = [counts_entry(s.ref, s.counts, s.paused) for s in found]
+    entries = [counts_entry(s.ref, s.counts, s.paused, reasons.get(s.ref, "")) for s in found]
     if slug is None:  # for the overview
         overview = [protocol.overview_entry(entry) for entry in entries]
         return protocol.overview_counts_message(overview)

@@ -21,9 +21,10 @@ from queues.redis.clients import get_client
 async def pause(ref: QueueRef, reason: str = "") -> ActionResult:
     """Pause, keeping ``reason`` beside the queue (queues/reads/pause_reasons.py); a pause
     without one removes the reason of an earlier pause."""
+    # Kept first: the live reader reads it as it sees the pause, for the pages open.
+    await write_reason(ref, reason)
     async with translate_bullmq_errors():
         await queue_for_actions(ref).pause()
-    await write_reason(ref, reason)
     return ActionResult("pause", ref.slug, detail={"reason": reason} if reason else {})
 
 

@@ -22,12 +22,15 @@ from queues.live.protocol import CountsEntry, LiveMessage
 from queues.live.schedule import TokenBucket
 from queues.live.watching import Watching
 from queues.reads.keys import QueueRef
+from queues.reads.pause_reasons import pause_reasons
 from queues.reads.positioned_counts import read_positioned
 
 
-def counts_entry(ref: QueueRef, counts: dict[str, int], paused: bool) -> CountsEntry:
+def counts_entry(
+    ref: QueueRef, counts: dict[str, int], paused: bool, reason: str | None = None
+) -> CountsEntry:
     """One queue in a ``counts`` message."""
-    return live_protocol.counts_entry(ref.slug, ref.name, counts, paused)
+    return live_protocol.counts_entry(ref.slug, ref.name, counts, paused, reason)
 
 
 class LiveCounts:
@@ -56,6 +59,8 @@ class LiveCounts:
         self.events_taken: dict[QueueRef, int] = {}
         self.read_at: dict[QueueRef, float] = {}
         self.last_sent: dict[QueueRef, CountsEntry] = {}
+        # Paused queues → why (read once as each pause is first sent; "" for no reason).
+        self.reasons: dict[QueueRef, str] = {}
         # Queues whose exact read is in flight → the events taken meanwhile, held until the
         # read says which of them it includes.
         self.reading: dict[QueueRef, list[QueueEvent]] = {}
@@ -154,6 +159,7 @@ class LiveCounts:
             await self.read_exact(list(due))
         if self.moved:
             moved, self.moved = self.moved, {}
+            await self._read_reasons(list(moved))
             self._send(list(moved), min(moved.values()))
 
     async def read_exact(self, refs: list[QueueRef]) -> None:
@@ -187,7 +193,25 @@ class LiveCounts:
         summaries = [found.summary for found in positioned]
         # The oldest event these counts are the first to show (0: a resync shows no new event).
         pending = [self.moved.pop(item.ref) for item in summaries if item.ref in self.moved]
+        await self._read_reasons([item.ref for item in summaries])
         self._send([item.ref for item in summaries], min(pending, default=0))
+
+    async def _read_reasons(self, refs: list[QueueRef]) -> None:
+        """Why each newly paused queue of ``refs`` was paused (one round trip, only when a
+        queue's pause is about to be sent for the first time): the open pages show it."""
+        wanted = []
+        for ref in refs:
+            if not (self.estimates.known(ref) and self.estimates.paused(ref)):
+                self.reasons.pop(ref, None)
+            elif ref not in self.reasons or not self._sent_paused(ref):
+                wanted.append(ref)
+        if wanted:
+            found = await pause_reasons(wanted)
+            self.reasons.update({ref: found.get(ref, "") for ref in wanted})
+
+    def _sent_paused(self, ref: QueueRef) -> bool:
+        sent = self.last_sent.get(ref)
+        return sent is not None and sent["paused"]
 
     def _send(self, refs: list[QueueRef], event_at: int, *, everything: bool = False) -> None:
         """``event_at``: when the oldest event behind these counts was written (0: none)."""
@@ -195,7 +219,8 @@ class LiveCounts:
         for ref in refs:
             if not self.estimates.known(ref):
                 continue
-            entry = counts_entry(ref, self.estimates.counts(ref), self.estimates.paused(ref))
+            paused = self.estimates.paused(ref)
+            entry = counts_entry(ref, self.estimates.counts(ref), paused, self.reasons.get(ref))
             if everything or self.last_sent.get(ref) != entry:
                 changed.append(entry)
             self.last_sent[ref] = entry

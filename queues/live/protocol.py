@@ -23,6 +23,8 @@ class CountsEntry(TypedDict):
     name: str
     counts: dict[str, int]
     paused: bool
+    # Only for a paused queue: why it was paused, as the dashboard was told ("" for none).
+    pauseReason: NotRequired[str]
 
 
 class OverviewEntry(TypedDict, total=False):
@@ -33,6 +35,7 @@ class OverviewEntry(TypedDict, total=False):
     name: str
     counts: dict[str, int]
     paused: bool
+    pauseReason: str
 
 
 class CountsMessage(TypedDict):
@@ -147,8 +150,13 @@ class BatchMessage(TypedDict):
 LiveMessage = OneMessage | BatchMessage
 
 
-def counts_entry(slug: str, name: str, counts: dict[str, int], paused: bool) -> CountsEntry:
-    return {"slug": slug, "name": name, "counts": counts, "paused": paused}
+def counts_entry(
+    slug: str, name: str, counts: dict[str, int], paused: bool, reason: str | None = None
+) -> CountsEntry:
+    entry: CountsEntry = {"slug": slug, "name": name, "counts": counts, "paused": paused}
+    if paused and reason is not None:
+        entry["pauseReason"] = reason
+    return entry
 
 
 def overview_entry(entry: CountsEntry) -> OverviewEntry:
@@ -162,6 +170,8 @@ def overview_entry(entry: CountsEntry) -> OverviewEntry:
         found["name"] = entry["name"]
     if entry["paused"]:
         found["paused"] = True
+        if "pauseReason" in entry:
+            found["pauseReason"] = entry["pauseReason"]
     return found
 
 

@@ -305,9 +305,7 @@
       }
       var qbadge = document.querySelector("h1 .badge.paused");
       if (qbadge) qbadge.hidden = !queue.paused;
-      // A reason is only ever rendered for a paused queue: a resume elsewhere hides it.
-      var qreason = document.querySelector("h1 .pause-reason");
-      if (qreason) qreason.hidden = !queue.paused;
+      showReason(document.querySelector("h1 .pause-reason"), queue);
     }
   }
 
@@ -381,8 +379,14 @@
     });
     var badge = row.querySelector(".badge.paused");
     if (badge) badge.hidden = !queue.paused;
-    var reason = row.querySelector(".pause-reason");
-    if (reason) reason.hidden = !queue.paused;
+    showReason(row.querySelector(".pause-reason"), queue);
+  }
+
+  function showReason(el, queue) {
+    // Why a queue was paused, as the server read it with the pause (absent: as shown).
+    if (!el) return;
+    if (queue.paused && typeof queue.pauseReason === "string") el.textContent = queue.pauseReason;
+    el.hidden = !queue.paused || !el.textContent;
   }
 
   var refreshTimer = null;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -20,10 +21,10 @@ from tests.support.peer import Peer
 pytestmark = pytest.mark.browser
 
 
-def post_as_operator(server: LiveServer, path: str) -> None:
+def post_as_operator(server: LiveServer, path: str, form: dict[str, str] | None = None) -> None:
     request = urllib.request.Request(  # noqa: S310 (a local test server)
         f"{server.url}/queues/api/{path}",
-        data=b"",
+        data=urllib.parse.urlencode(form or {}).encode(),
         headers={"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()},
     )
     with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 (a local test server)
@@ -59,6 +60,21 @@ async def test_release_a_key_pause_with_a_reason_and_detach_a_child(
         await asyncio.to_thread(post_as_operator, bullpen_server, "queues/sync/resume/")
         await expect(page.get_by_test_id("pause-reason")).to_be_hidden()
         await expect(page.locator("h1 .badge.paused")).to_be_hidden()
+        # Paused elsewhere with a reason: the open queue page and overview say why, as text.
+        overview = await page.context.new_page()
+        await overview.goto(f"{bullpen_server.url}/queues/")
+        await expect(overview.locator("#live-status")).to_have_text("live")
+        why = "disk <i>full</i> & more"
+        pause = "queues/sync/pause/"
+        await asyncio.to_thread(post_as_operator, bullpen_server, pause, {"reason": why})
+        await expect(page.get_by_test_id("pause-reason")).to_have_text(why)
+        await expect(page.locator("h1 .badge.paused")).to_be_visible()
+        row = overview.locator('tr[data-queue="sync"]')
+        await expect(row.get_by_test_id("pause-reason")).to_have_text(why)
+        await expect(row.locator("i")).to_have_count(0)
+        await asyncio.to_thread(post_as_operator, bullpen_server, "queues/sync/resume/")
+        await expect(row.get_by_test_id("pause-reason")).to_be_hidden()
+        await overview.close()
 
         await page.goto(f"{bullpen_server.url}/queues/q/tree-mid/jobs/{child}/")
         await page.get_by_test_id("detach-child").click()
