@@ -108,6 +108,8 @@ BULLPEN = {
     "BASIC_AUTH_PLAIN": {"operator": "s3cret-pass"},
     # Slower, smaller batches for the fault tests' servers (JSON).
     "ACTIONS": json.loads(os.environ.get("BULLPEN_TEST_ACTIONS", "{}")),
+    # A quicker pace for a test's server where it waits on the reader (JSON).
+    "LIVE": json.loads(os.environ.get("BULLPEN_TEST_LIVE", "{}")),
 }
 if os.environ.get("BULLPEN_TEST_CONNECTIONS"):  # several Redis servers (JSON of CONNECTIONS)
     del BULLPEN["REDIS_URL"]

@@ -43,7 +43,7 @@ from queues.live.new_queues import NewQueueScanner
 from queues.live.outbox import Outbox, Publish
 from queues.live.progress import ProgressUpdates
 from queues.live.protocol import LiveMessage
-from queues.live.rows import RowChanges
+from queues.live.rows import RowChanges, StuckChecks
 from queues.live.schedule import Chores, Later, Periodic
 from queues.live.settings import LiveSettings
 from queues.live.status import REDIS_ERRORS, RedisStatus
@@ -89,6 +89,7 @@ class Follower:
             scan_unwatched=Periodic(s.new_queue_scan_unwatched),
             flush_samples=Periodic(5.0),
             tail_logs=Periodic(s.logs_interval),
+            check_stuck=Periodic(s.stuck_interval),
             resend_again=Later(),
         )
         self.status = RedisStatus()
@@ -112,6 +113,7 @@ class Follower:
             quiet_after=s.full_refresh,
         )
         self.rows = RowChanges(self.outbox, self.watching, s.row_reads_per_second)
+        self.stuck = StuckChecks(self.outbox, self.watching, self.connection)
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
         self.sampler = MinuteSampler()
@@ -290,6 +292,8 @@ class Follower:
         await self._samples_and_history(redis)
         if watching.jobs and chores.tail_logs.due():
             await self.logs.flush(redis)
+        if chores.check_stuck.due():
+            await self.stuck.check()
 
     async def _record_unwatched(self, redis: aioredis.Redis) -> None:
         """Nobody watches: only what history and the last hour's samples need; no counts are

@@ -121,10 +121,11 @@ class BulkMessage(TypedDict):
 
 
 class FollowedMessage(TypedDict):
-    """The reader follows a watched queue's events from now on: what happened between a page's
-    read and this moment is not in them, so the page asks for its list or job again."""
+    """The page asks for its list or job again. ``followed``: the reader follows a watched
+    queue's events from now on, and what happened between a page's read and this moment is
+    not in them. ``recheck``: something no event tells of changed (a job's lock expired)."""
 
-    type: Literal["followed"]
+    type: Literal["followed", "recheck"]
     queue: str
 
 
@@ -216,6 +217,10 @@ def rows_message(queue: str, rows: list[RowChange], removed: list[Removal]) -> R
 
 def followed_message(queue: str) -> FollowedMessage:
     return {"type": "followed", "queue": queue}
+
+
+def recheck_message(queue: str) -> FollowedMessage:
+    return {"type": "recheck", "queue": queue}
 
 
 def job_message(queue: str, job: dict[str, Any]) -> JobMessage:

@@ -16,6 +16,7 @@ from queues.live.watching import Watching
 from queues.reads.detail import job_live_view
 from queues.reads.keys import QueueRef
 from queues.reads.listing import fetch_jobs
+from queues.reads.stuck import stuck_counts
 
 
 class RowChanges:
@@ -73,3 +74,38 @@ class RowChanges:
             self.outbox.emit(
                 ("queue", ref.slug), live_protocol.rows_message(ref.slug, out, removed)
             )
+
+
+class StuckChecks:
+    """Jobs that become stuck (their lock expires: no event says so) on watched queues: when
+    a queue's count of them changes, its open pages read their list or job again."""
+
+    def __init__(self, outbox: Outbox, watching: Watching, connection: str) -> None:
+        self.outbox = outbox
+        self.watching = watching
+        self.connection = connection
+        self.last: dict[QueueRef, int] = {}
+
+    async def check(self) -> None:
+        slugs = self.watching.queues | {slug for slug, _ in self.watching.jobs}
+        refs = []
+        for slug in slugs:
+            try:
+                ref = QueueRef.from_slug(slug)
+            except Exception:  # noqa: S112 - a page watching a queue that cannot exist
+                continue
+            if ref.connection == self.connection:
+                refs.append(ref)
+        found = await stuck_counts(refs) if refs else {}
+        for ref, stuck in found.items():
+            before = self.last.get(ref)
+            if before is not None and before != stuck:
+                self._recheck(ref.slug)
+        self.last = dict(found)
+
+    def _recheck(self, slug: str) -> None:
+        if slug in self.watching.queues:
+            self.outbox.emit(("queue", slug), live_protocol.recheck_message(slug))
+        for watched, job_id in self.watching.jobs:
+            if watched == slug:
+                self.outbox.emit(("job", slug, job_id), live_protocol.recheck_message(slug))

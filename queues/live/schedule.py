@@ -58,6 +58,7 @@ class Chores:
     scan_unwatched: Periodic
     flush_samples: Periodic
     tail_logs: Periodic
+    check_stuck: Periodic
     resend_again: Later
 
     def hurry_all(self) -> None:

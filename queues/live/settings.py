@@ -30,6 +30,9 @@ class LiveSettings:
     # New queues are looked for this often (through discovery's cache, DISCOVERY_INTERVAL).
     discover_interval: float = 5.0
     logs_interval: float = 1.0
+    # Watched queues' active jobs are checked for a lost lock this often (one script call a
+    # queue, whatever the number of viewers): an open page flags a stuck job within it.
+    stuck_interval: float = 10.0
     interest_interval: float = 1.0
     block_ms: int = 1000
     lease_ttl_ms: int = 5000

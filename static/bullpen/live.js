@@ -212,7 +212,7 @@
     else if (message.type === "job") applyJob(message);
     else if (message.type === "logs") applyLogs(message);
     else if (message.type === "bulk") applyBulk(message);
-    else if (message.type === "followed") readAgain(message);
+    else if (message.type === "followed" || message.type === "recheck") readAgain(message);
     document.dispatchEvent(new CustomEvent("bullpen:live", { detail: message }));
   }
 
@@ -590,8 +590,9 @@
   }
 
   function readAgain(message) {
-    // The reader follows this queue's events only from now: what changed before that reached
-    // no page, so the list or job is asked for again (swapped only where it differs).
+    // The reader follows this queue's events only from now (what changed before that reached
+    // no page), or something no event tells of changed (a job's lock expired): the list or
+    // job is asked for again, swapped only where it differs.
     var watch = spec();
     if (watch.queue === message.queue && (watch.watch === "queue" || watch.watch === "job")) send(watch);
   }
