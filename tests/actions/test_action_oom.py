@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+import redis
 from django.test import AsyncClient
 
 from tests.support.action_requests import post
@@ -18,6 +19,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 async def node(peer: Peer, *args: str) -> Any:
     return await asyncio.to_thread(peer, *args)
+
+
+def fill_up(redis_client: Any) -> None:
+    """Redis refuses writes that need memory from now: its limit is set where the memory in
+    use is, then lowered until a small write is refused (other clients' buffers come and go,
+    so the memory in use a moment ago may leave room for a write)."""
+    redis_client.config_set("maxmemory-policy", "noeviction")
+    limit = int(redis_client.info("memory")["used_memory"])
+    for _ in range(64):
+        redis_client.config_set("maxmemory", str(limit))
+        try:
+            redis_client.set("bullpen-test:oom-probe", "x" * 64)
+        except redis.exceptions.OutOfMemoryError:
+            return
+        redis_client.delete("bullpen-test:oom-probe")
+        limit -= 4096
+    raise AssertionError("Redis took every write however low its memory limit")
 
 
 def counts(peer: Peer, queue: str) -> dict[str, int]:
@@ -45,8 +63,7 @@ async def test_at_maxmemory_removals_run_and_the_others_say_redis_is_full(
     assert (before["completed"], before["failed"], before["delayed"]) == (3, 4, 2)
 
     # From now on Redis refuses every write that needs memory.
-    redis_client.config_set("maxmemory-policy", "noeviction")
-    redis_client.config_set("maxmemory", str(int(redis_client.info("memory")["used_memory"])))
+    fill_up(redis_client)
     try:
         # What needs memory is refused, saying why in words.
         for path in ("queues/full/retry/?state=failed", "queues/full/promote/"):

@@ -86,10 +86,13 @@ async def test_a_flooding_tenant_does_not_hold_back_the_others(
     assert {redis_client.hget(f"bull:hooks:{i}", "atm") for i in ids} == {"1"}
     deferred = json_logs.events("deferred")
     assert {line["tenant"] for line in deferred} == {"noisy"}
-    assert len({line["job_id"] for line in deferred}) >= 40 - fair.max
 
     # The noisy tenant never beat its rate: over its span at most span/interval + burst jobs.
     noisy_ids = [i for i, tenant in zip(ids, tenants, strict=True) if tenant == "noisy"]
     starts = sorted(int(redis_client.hget(f"bull:hooks:{i}", "processedOn")) for i in noisy_ids)
     span = starts[-1] - starts[0]
     assert len(starts) <= span / fair.interval_ms + fair.max + 1
+    # Those it ran at once were its burst and what its rate allowed meanwhile (a loaded machine
+    # takes longer, and its rate lets more through undeferred); the others were deferred.
+    undeferred = 40 - len({line["job_id"] for line in deferred})
+    assert 0 < 40 - undeferred and undeferred <= fair.max + span / fair.interval_ms + 1
