@@ -215,7 +215,7 @@ def bullpen_server(
     if request.node.get_closest_marker("shared_server") is not None:
         yield request.getfixturevalue("bullpen_module_server")
         return
-    server = start_bullpen(redis_server.url, tmp_path / "daphne.log")
+    server = start_bullpen(redis_server.url, tmp_path / "daphne.log", wait=False)
     yield server
     stop_bullpen(server)
 

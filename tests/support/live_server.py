@@ -20,10 +20,23 @@ from tests.support.redis_server import free_port
 
 
 class LiveServer:
-    def __init__(self, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-        self.url = url
+    def __init__(
+        self, url: str, process: subprocess.Popen[bytes], log: Path, port: int | None = None
+    ) -> None:
+        """``port``: still to be waited for, as the URL is first asked for (None: listening)."""
+        self._url = url
+        self._port = port
         self.process = process
         self.log = log
+
+    @property
+    def url(self) -> str:
+        """The server's URL, once it listens: a test's fixtures and its first steps (a
+        browser connecting, jobs added) run while daphne starts."""
+        if self._port is not None:
+            _wait_for_port(self._port, self.process, self.log)
+            self._port = None
+        return self._url
 
 
 # A migrated database per settings module, made once per test process and copied for every
@@ -52,8 +65,11 @@ def migrated_database(env: dict[str, str]) -> Path:
     return _MIGRATED[settings]
 
 
-def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = None) -> LiveServer:
-    """Bullpen served by daphne, as in production, against ``redis_url``."""
+def start_bullpen(
+    redis_url: str, log: Path, extra_env: dict[str, str] | None = None, *, wait: bool = True
+) -> LiveServer:
+    """Bullpen served by daphne, as in production, against ``redis_url``; listening when
+    this returns, or, without ``wait``, once its URL is first asked for."""
     port = free_port()
     env = {
         **os.environ,
@@ -85,6 +101,8 @@ def start_bullpen(redis_url: str, log: Path, extra_env: dict[str, str] | None = 
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+    if not wait:
+        return LiveServer(f"http://127.0.0.1:{port}", process, log, port)
     server = LiveServer(f"http://127.0.0.1:{port}", process, log)
     try:
         _wait_for_port(port, process, log)
