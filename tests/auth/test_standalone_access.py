@@ -21,7 +21,13 @@ from bullpen_site.secret_key import stored_secret_key
 from tests.support.live_server import LiveServer, http_get, stop_bullpen
 from tests.support.paths import ROOT
 from tests.support.redis_server import RedisServer
-from tests.support.standalone import CREDENTIALS, standalone_env, standalone_value, start_standalone
+from tests.support.standalone import (
+    CREDENTIALS,
+    standalone_env,
+    standalone_value,
+    start_standalone,
+    static_folder_lock,
+)
 
 AUTH = "Basic " + base64.b64encode(b"ops:pw-for-the-test").decode()
 
@@ -153,7 +159,8 @@ def test_production_env_passes_the_deploy_checks(redis_server: RedisServer, tmp_
         )
 
     # As a deployment does before it serves (docs/deployment.md).
-    assert manage("collectstatic", "--no-input", "-v", "0").returncode == 0
+    with static_folder_lock():
+        assert manage("collectstatic", "--no-input", "-v", "0").returncode == 0
     check = manage("check", "--deploy")
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip() == "System check identified no issues (1 silenced).", check.stdout

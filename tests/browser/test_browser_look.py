@@ -96,8 +96,8 @@ def pages(ids: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 async def settle(page: Page) -> None:
-    """Until the page's fragments (charts, failure groups, workers) have loaded."""
-    await page.wait_for_load_state("networkidle")
+    """Until the page's fragments (charts, failure groups, workers) have loaded (each loaded
+    fragment replaces its placeholder; the stylesheets were loaded with the page)."""
     await expect(page.locator("[hx-trigger='load']")).to_have_count(0)
 
 

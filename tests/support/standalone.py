@@ -5,9 +5,12 @@ Moved here from ``tests.auth.test_standalone_access``.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.live_server import LiveServer, start_bullpen
@@ -41,15 +44,39 @@ def standalone_value(env: dict[str, str], expression: str) -> object:
     return json.loads(result.stdout)
 
 
+_collected = False
+
+
+@contextmanager
+def static_folder_lock() -> Iterator[None]:
+    """Held while collectstatic writes the site's static folder (test processes share it)."""
+    folder = ROOT / "var"
+    folder.mkdir(exist_ok=True)
+    with (folder / ".collectstatic.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def collect_static(env: dict[str, str]) -> None:
+    """As ./run serve does: the site's pages name their static files through the manifest.
+    Once per test process (the files do not change during a run), one process at a time
+    (they share the site's folder)."""
+    global _collected
+    if _collected:
+        return
+    with static_folder_lock():
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
+            cwd=ROOT,
+            env={"PATH": "/usr/bin:/bin", **env},
+            check=True,
+            timeout=300,
+        )
+    _collected = True
+
+
 def start_standalone(redis_url: str, tmp_path: Path, **extra: str) -> LiveServer:
     """The standalone site under daphne, with ``extra`` in its environment."""
     env = standalone_env(redis_url, tmp_path, **extra)
-    # As ./run serve does: the site's pages name their static files through the manifest.
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", **env},
-        check=True,
-        timeout=300,
-    )
+    collect_static(env)
     return start_bullpen(redis_url, tmp_path / "daphne.log", env)
