@@ -6,12 +6,11 @@ finds nothing on the section in either colour scheme."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from dashboard.history.scales import duration_text
 from queues.history.read import read_history, read_names
@@ -19,7 +18,6 @@ from queues.history.record import NameRecord, dumps_span
 from queues.history.sketch import Sketch
 from queues.history.storage import MINUTE_MS, MINUTE_TTL_S, span_key
 from queues.reads.keys import QueueRef
-from tests.support.browser import CHROMIUM_ARGS
 from tests.support.browser_checks import RULES, axe_violations
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
@@ -27,14 +25,6 @@ from tests.support.peer import Peer
 pytestmark = pytest.mark.browser
 
 HOSTILE = '<img src=x onerror="window.pwned=1">'
-
-
-@pytest.fixture
-async def browser(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 def _record(

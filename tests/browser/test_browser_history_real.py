@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from dashboard.history.scales import duration_text, percent_text
-from tests.support.browser import CHROMIUM_ARGS
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -23,14 +21,6 @@ pytestmark = pytest.mark.browser
 # The workers' clocks run this far behind: their jobs finish in minutes already closed when
 # the reader starts, which it back-fills from the jobs BullMQ keeps and writes at once.
 BEHIND_MS = 180_000
-
-
-@pytest.fixture
-async def browser(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 @pytest.fixture
