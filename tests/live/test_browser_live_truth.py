@@ -12,7 +12,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
-from tests.support.peer import Peer
+from tests.support.peer import PEER, Peer
 from tests.support.redis_server import RedisServer, free_port
 
 pytestmark = pytest.mark.browser
@@ -64,31 +64,33 @@ async def test_busy_queue_page_is_live_again_with_its_next_update(
     await page.goto(bullpen_server.url + "/queues/q/busy/?state=completed")
     pill = page.locator("#live-status")
     await expect(pill).to_have_attribute("data-state", "live")
-    work = asyncio.create_task(
-        asyncio.to_thread(
-            peer,
-            "work",
-            *("--queue", "busy", "--count", "400", "--delay-ms", "60"),
-            # 400 jobs of 60 ms take 24 s at best: room for a loaded machine.
-            *("--timeout-ms", "80000"),
-            timeout=100,
-        )
+    # Its own Node process, ended once the page has shown what it must.
+    work = await asyncio.create_subprocess_exec(
+        "node",
+        str(PEER),
+        "work",
+        *peer.connection_flags(),
+        *("--queue", "busy", "--count", "400", "--delay-ms", "60", "--timeout-ms", "80000"),
+        stdout=asyncio.subprocess.DEVNULL,
     )
-    completed = page.locator('.tab[data-state="completed"] .count')
-    await expect(completed).not_to_have_text("0", timeout=15000)
+    try:
+        completed = page.locator('.tab[data-state="completed"] .count')
+        await expect(completed).not_to_have_text("0", timeout=15000)
 
-    # The page hears nothing for 8 s (a laptop lid closed, a stalled tab): its figures may be
-    # out of date, and it says so.
-    await page.clock.fast_forward(8000)
-    await page.wait_for_function("window.pillStates.includes('stale')")
-    # The queue's counts keep coming: they prove the reader lives as a beat does, so the page
-    # is live again with the next one, though the reader beats only to pages it sends nothing.
-    before = await completed.text_content()
-    await expect(pill).to_have_attribute("data-state", "live", timeout=5000)
-    await expect(completed).not_to_have_text(before or "", timeout=5000)
-    assert not work.done(), "the queue went quiet before the page could show it live"
-    await expect(page.locator("body")).not_to_have_class(re.compile(r"\bstale\b"))
-    await work
+        # The page hears nothing for 8 s (a laptop lid closed, a stalled tab): its figures may be
+        # out of date, and it says so.
+        await page.clock.fast_forward(8000)
+        await page.wait_for_function("window.pillStates.includes('stale')")
+        # The queue's counts keep coming: they prove the reader lives as a beat does, so the page
+        # is live again with the next one, though the reader beats only to pages it sends nothing.
+        before = await completed.text_content()
+        await expect(pill).to_have_attribute("data-state", "live", timeout=5000)
+        await expect(completed).not_to_have_text(before or "", timeout=5000)
+        assert work.returncode is None, "the queue went quiet before the page could show it live"
+        await expect(page.locator("body")).not_to_have_class(re.compile(r"\bstale\b"))
+    finally:
+        work.kill()
+        await work.wait()
 
 
 @pytest.fixture
