@@ -23,6 +23,7 @@ from queues.errors import BadParameter
 from queues.failures import failure_groups
 from queues.reads.keys import STATES
 from queues.search import scan
+from queues.search.query import QuerySyntaxError
 from queues.throughput.rates import WINDOWS
 
 # Page sizes the queue page offers.
@@ -84,6 +85,8 @@ class SearchForm(forms.Form):
         if "q" in found:
             try:
                 scan.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+            except QuerySyntaxError:
+                raise  # with where it is wrong, for the answer
             except BadParameter as error:
                 raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
         return found

@@ -19,6 +19,7 @@ from dashboard.forms.reads import MAX_QUERY
 from queues.errors import BadParameter
 from queues.reads.keys import STATES
 from queues.search import scan
+from queues.search.query import QuerySyntaxError
 
 MAX_PATTERNS = 100  # queue names or globs one search names
 # Matches the results page asks for: a page stays usable with this many rows.
@@ -66,6 +67,8 @@ def _checked_query(found: dict[str, Any]) -> None:
     if "q" in found:
         try:
             scan.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+        except QuerySyntaxError:
+            raise  # with where it is wrong, for the answer
         except BadParameter as error:
             raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
 
