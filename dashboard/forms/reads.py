@@ -10,6 +10,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from dashboard.forms.answer import valid
+from dashboard.forms.export import ExportFields
 from dashboard.forms.fields import (
     MAX_ID,
     ChoiceTextField,
@@ -70,7 +71,7 @@ class ThroughputForm(forms.Form):
     size = TextField(default="large")  # "small": the overview's sparkline
 
 
-class SearchForm(forms.Form):
+class SearchForm(ExportFields):
     state = ChoiceTextField(tuple(STATES), "Unknown state %(value)r", default="failed")
     q = TextField(longest=MAX_QUERY)
     # Not the form's render(): the form's metaclass moves declared fields into base_fields.

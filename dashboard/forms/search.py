@@ -14,6 +14,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
+from dashboard.forms.export import ExportFields
 from dashboard.forms.fields import MAX_ID, SharedField, TextField, WholeNumberField
 from dashboard.forms.reads import MAX_QUERY
 from queues.errors import BadParameter
@@ -73,7 +74,7 @@ def _checked_query(found: dict[str, Any]) -> None:
             raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
 
 
-class SearchAllForm(forms.Form):
+class SearchAllForm(ExportFields):
     q = TextField(longest=MAX_QUERY)
     state = ListField(most=len(STATES), choices=tuple(STATES))
     queues = ListField(most=MAX_PATTERNS)
