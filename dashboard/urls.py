@@ -15,6 +15,7 @@ app_name = "bullpen"
 urlpatterns = [
     path("", include("dashboard.pages.urls")),  # the pages and their fragments
     path("", include("dashboard.auth.urls")),  # sign in, sign out, the audit log
+    path("", include("dashboard.audit.urls")),  # the audit log's export
     path("", include("dashboard.search.urls")),  # search, and acting on its matches
     path("", include("dashboard.bulk.urls")),  # bulk actions: following and cancelling them
     path("", include("dashboard.schedulers.urls")),  # every queue's job schedulers

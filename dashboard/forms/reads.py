@@ -161,3 +161,11 @@ class AuditForm(forms.Form):
     queue = TextField()
     user = TextField()
     page = TextField(default="1")  # the paginator answers a bad number with a valid page
+
+
+class AuditExportForm(forms.Form):
+    queue = TextField()
+    user = TextField()
+    action = TextField()
+    result = ChoiceTextField(("", "ok", "refused", "failed"), "Unknown result %(value)r")
+    format = ChoiceTextField(("", "json", "csv"), "%(name)s must be 'csv', 'json' or left out")
