@@ -102,3 +102,15 @@ class MatchActionForm(forms.Form):
         found = super().clean() or {}
         _checked_query(found)
         return found
+
+
+class SavedSearchForm(forms.Form):
+    name = TextField(longest=100, required=True)
+    q = TextField(longest=MAX_QUERY, required=True)
+    state = ListField(most=len(STATES), choices=tuple(STATES))
+    queues = ListField(most=MAX_PATTERNS)
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        _checked_query(found)
+        return found
