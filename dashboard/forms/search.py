@@ -94,6 +94,14 @@ class SearchAllForm(ExportFields):
         return found
 
 
+class SearchScopeForm(forms.Form):
+    """The results page's states and queues (its query is read apart: a query that cannot be
+    read is said on the page, not answered with an error page)."""
+
+    state = ListField(most=len(STATES), choices=tuple(STATES))
+    queues = ListField(most=MAX_PATTERNS)
+
+
 class MatchActionForm(forms.Form):
     q = TextField(longest=MAX_QUERY, required=True)
     state = ListField(most=len(STATES), choices=tuple(STATES))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
@@ -42,9 +43,23 @@ def as_json(saved: SavedSearch) -> dict[str, Any]:
     }
 
 
-async def visible(request: HttpRequest, principal: Principal) -> list[SavedSearch]:
+async def _rows(request: HttpRequest, principal: Principal) -> QuerySet[SavedSearch]:
     rows = SavedSearch.objects.all()
     superuser = bool(principal.user and getattr(principal.user, "is_superuser", False))
     if (await for_request(request)).restricted and not superuser:
         rows = rows.filter(owner=principal.username)
-    return [row async for row in rows[:SHOWN]]
+    return rows
+
+
+async def visible(request: HttpRequest, principal: Principal) -> list[SavedSearch]:
+    return [row async for row in (await _rows(request, principal))[:SHOWN]]
+
+
+async def matching(
+    request: HttpRequest, principal: Principal, typed: str, most: int
+) -> list[SavedSearch]:
+    """Saved searches whose name or query holds ``typed`` (the header box's suggestions)."""
+    rows = (await _rows(request, principal)).filter(
+        Q(name__icontains=typed) | Q(q__icontains=typed)
+    )
+    return [row async for row in rows[:most]]

@@ -22,6 +22,7 @@ from dashboard.models import SavedSearch
 from dashboard.saved_searches.store import MAX_SAVED, as_json, search_url, visible
 from queues.actions.result import ActionResult
 from queues.errors import Conflict, QueueNotFound
+from queues.reads.keys import STATES
 
 
 @api_view
@@ -32,18 +33,23 @@ async def _listed(request: HttpRequest) -> JsonResponse:
 
 @mutation_view("save-search", queue_scoped=False)
 async def _save(request: HttpRequest) -> ActionResult:
-    found = valid(SavedSearchForm(action_input(request))).cleaned_data
+    given = action_input(request)
+    if request.content_type != "application/json" and "state" in request.POST:
+        given["state"] = request.POST.getlist("state")  # the page's ticked boxes
+    found = valid(SavedSearchForm(given)).cleaned_data
+    # Every state is what a search covers when none is named: kept as none.
+    states = [] if set(found["state"]) == set(STATES) else found["state"]
     principal = await from_request(request)
     if await SavedSearch.objects.acount() >= MAX_SAVED:
         raise Conflict(f"At most {MAX_SAVED:,} saved searches: delete some first")
     saved = await SavedSearch.objects.acreate(
         name=found["name"],
         q=found["q"],
-        state=found["state"],
+        state=states,
         queues=found["queues"],
         owner=principal.username[:150],
     )
-    url = search_url(saved.q, found["state"], found["queues"])
+    url = search_url(saved.q, states, found["queues"])
     return ActionResult("save-search", detail={"id": saved.pk, "url": url, "name": saved.name})
 
 
