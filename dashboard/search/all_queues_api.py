@@ -41,9 +41,12 @@ PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always come
 
 def match_line(item: Match, needle: str) -> dict[str, Any]:
     job = item.job
-    if item.field.startswith("data"):
-        data = job.get("data")
-        text = data if isinstance(data, str) else dumps(data).decode()
+    root = item.field.partition(".")[0]
+    if root in ("data", "opts", "returnvalue"):
+        value = job.get(root)
+        text = value if isinstance(value, str) else dumps(value).decode()
+    elif root == "logs":
+        text = "\n".join(str(line) for line in job.get("logs") or [])
     else:
         text = str(job.get(item.field) or "")
     return {

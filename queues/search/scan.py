@@ -63,11 +63,14 @@ async def search(
     chunk: int = 200,
     max_matches: int | None = None,
     pace: Pace | None = None,
+    parsed: Query | None = None,
 ) -> AsyncIterator[dict[str, Any] | ScanProgress]:
-    """``pace``, when given, sizes every step instead of ``chunk`` (and learns from each)."""
+    """``pace``, when given, sizes every step instead of ``chunk`` (and learns from each).
+    ``parsed``: ``raw_query`` parsed already (a search of many states or queues parses it once,
+    so that ``now`` in a time term is one moment for all of them)."""
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
-    query = parse_query(raw_query)
+    query = parsed or parse_query(raw_query)
     config = get_config()
     budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)
     cap = int(config["SEARCH_FIELD_CAP"])

@@ -44,8 +44,7 @@ class Term:
             return source if self._text_holds(str(job.get(source) or "")) else None
         if self.kind == "logs":
             lines = job.get("logs") or []
-            found = any(self.text in str(line).lower() for line in lines)
-            return "logs" if found is (self.op != "!=") else None
+            return "logs" if any(self.text in str(line).lower() for line in lines) else None
         if self.kind == "field":
             label = f"{self.root}." + ".".join(self.path)
             return label if self._value_holds(_walk(job.get(self.root), self.path)) else None
