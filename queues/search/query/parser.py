@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from queues.errors import BadParameter
@@ -60,11 +61,11 @@ class Query:
         """Text to show matches around: the first term's that looks for text."""
         return next((t.text for t in terms(self.node) if t.text and t.op == ":"), "")
 
-    @property
+    @cached_property
     def needs_logs(self) -> bool:
         return any(t.kind == "logs" for t in terms(self.node))
 
-    @property
+    @cached_property
     def json_roots(self) -> frozenset[str]:
         """The JSON fields (data, opts, returnvalue) a path term looks into."""
         return frozenset(t.root for t in terms(self.node) if t.kind == "field")

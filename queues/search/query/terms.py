@@ -8,7 +8,9 @@ numbers and times compare as numbers, and a job without the field matches no com
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from queues.reads.jsontext import dumps
@@ -37,18 +39,48 @@ class Term:
         return self.matched_in(job) is not None
 
     def matched_in(self, job: dict[str, Any]) -> str | None:
+        return self._matcher(job)
+
+    @cached_property
+    def _matcher(self) -> Callable[[dict[str, Any]], str | None]:
+        """This term's test, chosen once: it runs on every job a search reads."""
         if self.kind == "text":
-            return _free_text(job, self.text)
+            needle = self.text
+            return lambda job: _free_text(job, needle)
         if self.kind in TEXT_SOURCES:
             source = TEXT_SOURCES[self.kind]
-            return source if self._text_holds(str(job.get(source) or "")) else None
+            return lambda job: source if self._text_holds(str(job.get(source) or "")) else None
         if self.kind == "logs":
-            lines = job.get("logs") or []
-            return "logs" if any(self.text in str(line).lower() for line in lines) else None
+            return self._in_logs
+        if self.kind == "field" and self.op in ("=", "=="):
+            return self._field_equals
         if self.kind == "field":
             label = f"{self.root}." + ".".join(self.path)
-            return label if self._value_holds(_walk(job.get(self.root), self.path)) else None
-        return self.root if self._value_holds(job.get(self.root, _MISSING)) else None
+            return lambda job: (
+                label if self._value_holds(_walk(job.get(self.root), self.path)) else None
+            )
+        return lambda job: self.root if self._value_holds(job.get(self.root, _MISSING)) else None
+
+    def _in_logs(self, job: dict[str, Any]) -> str | None:
+        lines = job.get("logs") or []
+        return "logs" if any(self.text in str(line).lower() for line in lines) else None
+
+    @cached_property
+    def _label(self) -> str:
+        return f"{self.root}." + ".".join(self.path)
+
+    @cached_property
+    def _value_text(self) -> str:
+        return str(self.value)
+
+    def _field_equals(self, job: dict[str, Any]) -> str | None:
+        # As the one-clause search always compared: the value, or its text.
+        found = _walk(job.get(self.root), self.path)
+        if found is _MISSING:
+            return None
+        if found == self.value or str(found) == self._value_text:
+            return self._label
+        return None
 
     def _text_holds(self, found: str) -> bool:
         if self.op == "=":
@@ -59,11 +91,11 @@ class Term:
 
     def _value_holds(self, found: Any) -> bool:
         if self.op == "!=":
-            return found is _MISSING or not _equal(found, self.value)
+            return found is _MISSING or not (found == self.value or str(found) == str(self.value))
         if found is _MISSING:
             return False
         if self.op in ("=", "=="):
-            return _equal(found, self.value)
+            return bool(found == self.value) or str(found) == str(self.value)
         if found is None:
             return False
         if self.op == ":":
@@ -79,12 +111,6 @@ class Term:
         if self.op == "<":
             return number < limit
         return number <= limit
-
-
-def _equal(found: Any, wanted: Any) -> bool:
-    if is_number(found) and is_number(wanted):
-        return bool(float(found) == float(wanted))
-    return bool(found == wanted) or str(found) == str(wanted)
 
 
 def _walk(current: Any, path: tuple[str, ...]) -> Any:
