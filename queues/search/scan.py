@@ -9,7 +9,7 @@ Queries are in the language of queues/search/query/ (terms, AND, OR, NOT, compar
 times). Text matches ignore case. Fields larger than ``SEARCH_FIELD_CAP`` are searched in their
 first part; a query with a ``data.<path>`` (``opts.``, ``returnvalue.``) term skips jobs whose
 value there it cannot parse (progress counts them). A ``logs:`` term reads each job's newest
-``LOG_LINES`` log lines, in the same round trip's step.
+``LOG_LINES`` log lines (their first ``LOG_LINE_CAP`` bytes), one more round trip a step.
 ``as_listed`` reads matches again the way the job list does, for showing them as list rows.
 """
 
@@ -26,6 +26,7 @@ from queues.errors import BadParameter, QueueNotFound
 from queues.reads.discovery import known
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import fetch_jobs
+from queues.reads.scripts import per_key
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
 from queues.search.query import parse
@@ -34,8 +35,9 @@ from queues.search.step_pace import Pace
 
 # Jobs one search may read, whatever it asks for.
 MAX_BUDGET = 1_000_000
-# Newest log lines of each job a ``logs:`` term reads.
+# Newest log lines of each job a ``logs:`` term reads, and the most bytes of each it reads.
 LOG_LINES = 50
+LOG_LINE_CAP = 2048
 
 
 def parse_query(raw: str) -> Query:
@@ -127,12 +129,12 @@ def _unreadable(query: Query, job: dict[str, Any]) -> bool:
 
 
 async def _read_logs(redis: Any, ref: QueueRef, jobs: list[dict[str, Any]]) -> None:
-    """Each job's newest ``LOG_LINES`` log lines, into its ``logs``; one round trip."""
-    pipe = redis.pipeline(transaction=False)
-    for job in jobs:
-        pipe.lrange(f"{ref.job_key(str(job['id']))}:logs", -LOG_LINES, -1)
-    for job, lines in zip(jobs, await pipe.execute(), strict=True):
-        job["logs"] = lines if isinstance(lines, list) else []
+    """Each job's newest ``LOG_LINES`` log lines (each cut to ``LOG_LINE_CAP`` bytes inside
+    Redis), into its ``logs``; one round trip."""
+    keys = [f"{ref.job_key(str(job['id']))}:logs" for job in jobs]
+    rows, _ = await per_key(redis, "read_log_tails", keys, [LOG_LINES, LOG_LINE_CAP])
+    for job, lines in zip(jobs, rows, strict=True):
+        job["logs"] = [str(line) for line in lines] if isinstance(lines, list) else []
 
 
 async def as_listed(

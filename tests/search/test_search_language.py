@@ -160,3 +160,18 @@ async def test_no_query_reads_more_than_the_budget(
     q = "(a OR b OR c) AND NOT (d OR e) AND data.amount > 1 AND logs:x"
     lines = await stream(client, f"/queues/api/search/?{urlencode({'q': q, 'budget': 2})}")
     assert lines[-1]["scanned"] <= 2 and lines[-1]["truncated"] is True
+
+
+async def test_logs_are_read_in_part(
+    client: AsyncClient, redis_server: RedisServer, peer: Peer
+) -> None:
+    early = add(peer, "lang-logs", "n", {})
+    late = add(peer, "lang-logs", "n", {})
+    old = add(peer, "lang-logs", "n", {})
+    with redis_server.client() as redis:
+        redis.rpush(f"bull:lang-logs:{early}:logs", "needle " + "x" * 1_000_000)
+        # Past the part of a line a search reads, and before the newest 50 lines.
+        redis.rpush(f"bull:lang-logs:{late}:logs", "x" * 3000 + " needle")
+        redis.rpush(f"bull:lang-logs:{old}:logs", "needle", *[f"line {i}" for i in range(50)])
+    assert await found(client, "logs:needle") == {("lang-logs", early)}
+    assert await found(client, 'logs:"line 49"') == {("lang-logs", old)}
