@@ -175,3 +175,18 @@ async def test_logs_are_read_in_part(
         redis.rpush(f"bull:lang-logs:{old}:logs", "needle", *[f"line {i}" for i in range(50)])
     assert await found(client, "logs:needle") == {("lang-logs", early)}
     assert await found(client, 'logs:"line 49"') == {("lang-logs", old)}
+
+
+async def test_acting_on_matches_counts_with_the_language(
+    client: AsyncClient, jobs: dict[str, tuple[str, str]]
+) -> None:
+    for q, count in (
+        ('reason:"card declined" OR reason:timeout', 2),
+        ("reason:declined AND finishedOn > now-1h", 1),
+        ("NOT reason:declined AND attemptsMade >= 1", 1),
+        ("timestamp < now-1h", 0),
+    ):
+        query = urlencode({"q": q, "state": "failed"})
+        answer = await client.get(f"/queues/api/queues/lang-billing/search/retry/?{query}")
+        assert answer.status_code == 200, answer.content
+        assert (answer.json()["count"], answer.json()["query"]) == (count, q)
