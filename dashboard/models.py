@@ -38,3 +38,22 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.username} {self.action} {self.queue}"
+
+
+class SavedSearch(models.Model):
+    """A search kept under a name, shared by the site's users: what ``search/`` runs for it."""
+
+    name = models.CharField(max_length=100)
+    q = models.TextField()
+    state = models.JSONField(default=list, blank=True)  # states; empty: every state
+    queues = models.JSONField(default=list, blank=True)  # names and globs; empty: every queue
+    owner = models.CharField(max_length=150, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        verbose_name = "saved search"
+        verbose_name_plural = "saved searches"
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.q}"

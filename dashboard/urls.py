@@ -15,7 +15,11 @@ app_name = "bullpen"
 urlpatterns = [
     path("", include("dashboard.pages.urls")),  # the pages and their fragments
     path("", include("dashboard.auth.urls")),  # sign in, sign out, the audit log
-    path("", include("dashboard.search.urls")),  # search, and acting on its matches
+    path("", include("dashboard.audit.urls")),  # the audit log's export
+    path("", include("dashboard.search.urls")),
+    path(
+        "", include("dashboard.saved_searches.urls")
+    ),  # searches kept under a name  # search, and acting on its matches
     path("", include("dashboard.bulk.urls")),  # bulk actions: following and cancelling them
     path("", include("dashboard.schedulers.urls")),  # every queue's job schedulers
     path("api/", include("dashboard.api.urls")),  # the JSON API: reads and actions

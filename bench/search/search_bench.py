@@ -9,8 +9,9 @@ Run from the repository root with the project's virtualenv::
 Starts a throw-away ``redis-server``, fills it with Node BullMQ (``bench/node/seed_search.mjs``),
 then runs Bullpen's cross-queue search (``queues.search.all_queues.search_queues``, as
 ``api/search/``
-runs it) over every job for a customer id (text), for a JSON field, and both at once (two
-searches side by side, as the per-client limit allows). For each it prints:
+runs it) over every job for a customer id (text), for a JSON field, both at once (two
+searches side by side, as the per-client limit allows), and a query of three clauses
+(``THREE_CLAUSES``). For each it prints:
 
 * the wall time and jobs read per second;
 * the longest step: the slowest read of one step (a range read and a read of its jobs'
@@ -50,6 +51,8 @@ sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages
 from bench.support import start_redis  # noqa: E402
 
 NODE_DIR = ROOT / "bench" / "node"
+# A query of the language with three terms: a name, a JSON equality and a comparison.
+THREE_CLAUSES = "name:order AND data.customer = acme-42 AND NOT data.order < 10"
 
 
 def seed(url: str, queues: int, jobs: int) -> dict[str, Any]:
@@ -154,7 +157,9 @@ def main() -> None:
     parser.add_argument("--queues", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=100, help="jobs per queue")
     parser.add_argument(
-        "--only", choices=("text", "field", "both"), help="one of the three searches alone"
+        "--only",
+        choices=("text", "field", "both", "three"),
+        help="one of the searches alone",
     )
     args = parser.parse_args()
     budget = args.queues * args.jobs
@@ -176,6 +181,7 @@ def main() -> None:
                 "text": ("text", ["acme-42"]),
                 "field": ("JSON field", ["data.customer = acme-42"]),
                 "both": ("two at once", ["acme-42", "data.customer = acme-42"]),
+                "three": ("three clauses", [THREE_CLAUSES]),
             }
             for key, (label, queries) in searches.items():
                 if args.only and key != args.only:

@@ -7,7 +7,6 @@ from django.conf import settings
 from django.contrib.auth import alogout
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
 from django.urls import NoReverseMatch, reverse
@@ -15,11 +14,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_protect
 
+from dashboard.audit.visible import visible_entries
 from dashboard.auth import basic_auth
 from dashboard.auth.access import allows, write_check
 from dashboard.auth.guards import REALM, page_view
 from dashboard.auth.principal import from_request
-from dashboard.auth.queue_access import for_request
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import AuditForm
 from dashboard.models import AuditEntry
@@ -119,7 +118,7 @@ async def audit_log(request: HttpRequest) -> HttpResponse:
             {"status": 403, "message": gettext("Only operators may read the audit log.")},
             status=403,
         )
-    entries = await _visible_entries(request)
+    entries = await visible_entries(request)
     found = valid(AuditForm(request.GET)).cleaned_data
     queue, user = found["queue"], found["user"]
     if queue:
@@ -133,17 +132,6 @@ async def audit_log(request: HttpRequest) -> HttpResponse:
         "bullpen/audit.html",
         {"page": page, "rows": page.object_list, "queue": queue, "user": user},
     )
-
-
-async def _visible_entries(request: HttpRequest) -> QuerySet[AuditEntry]:
-    """The rows of queues this operator may view (QUEUE_ACCESS); rows of no one queue (sign-ins,
-    pause-all) may name any queue, so only the admin's audit log shows them then."""
-    entries = AuditEntry.objects.all()
-    access = await for_request(request)
-    if not access.restricted:
-        return entries
-    names = [name async for name in entries.order_by().values_list("queue", flat=True).distinct()]
-    return entries.filter(queue__in=[name for name in names if name and access.may_view(name)])
 
 
 async def _page(paginator: Paginator[AuditEntry], number: str | int) -> Page[AuditEntry]:

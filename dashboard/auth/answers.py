@@ -4,6 +4,7 @@ bodies, the reason a principal is refused, and ``no-store`` once reads need cred
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -24,6 +25,7 @@ from queues.errors import (
     QueueNotFound,
     RedisUnavailable,
 )
+from queues.search.query.errors import QuerySyntaxError
 
 
 class NotAllowed(BullpenError):
@@ -62,6 +64,16 @@ def json_error(message: str, status: int) -> JsonResponse:
     response = JsonResponse({"error": message}, status=status)
     if status == 401:
         response["WWW-Authenticate"] = REALM
+    return response
+
+
+def error_answer(error: BullpenError) -> JsonResponse:
+    """``error`` as its status and JSON body; a query that cannot be read also says where
+    (``position``, the character from 1) and what was ``expected`` there."""
+    response = json_error(str(error), status_of(error))
+    if isinstance(error, QuerySyntaxError):
+        body = {"error": str(error), "position": error.position + 1, "expected": error.expected}
+        response.content = json.dumps(body).encode()
     return response
 
 

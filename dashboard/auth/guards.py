@@ -23,6 +23,7 @@ from dashboard.auth.answers import (
     HiddenQueue,
     NotAllowed,
     View,
+    error_answer,
     json_error,
     kept_private,
     method_not_allowed,
@@ -76,7 +77,7 @@ def api_view(view: View) -> View:
             async with translate_redis_errors():
                 return await view(request, *args, **kwargs)
         except BullpenError as error:
-            return json_error(str(error), status_of(error))
+            return error_answer(error)
         except (SuspiciousOperation, BadRequest) as error:
             return json_error(*request_body.refusal(error))
 

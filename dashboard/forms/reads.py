@@ -10,6 +10,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from dashboard.forms.answer import valid
+from dashboard.forms.export import ExportFields
 from dashboard.forms.fields import (
     MAX_ID,
     ChoiceTextField,
@@ -23,6 +24,7 @@ from queues.errors import BadParameter
 from queues.failures import failure_groups
 from queues.reads.keys import STATES
 from queues.search import scan
+from queues.search.query import QuerySyntaxError
 from queues.throughput.rates import WINDOWS
 
 # Page sizes the queue page offers.
@@ -69,7 +71,7 @@ class ThroughputForm(forms.Form):
     size = TextField(default="large")  # "small": the overview's sparkline
 
 
-class SearchForm(forms.Form):
+class SearchForm(ExportFields):
     state = ChoiceTextField(tuple(STATES), "Unknown state %(value)r", default="failed")
     q = TextField(longest=MAX_QUERY)
     # Not the form's render(): the form's metaclass moves declared fields into base_fields.
@@ -84,6 +86,8 @@ class SearchForm(forms.Form):
         if "q" in found:
             try:
                 scan.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+            except QuerySyntaxError:
+                raise  # with where it is wrong, for the answer
             except BadParameter as error:
                 raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
         return found
@@ -157,3 +161,11 @@ class AuditForm(forms.Form):
     queue = TextField()
     user = TextField()
     page = TextField(default="1")  # the paginator answers a bad number with a valid page
+
+
+class AuditExportForm(forms.Form):
+    queue = TextField()
+    user = TextField()
+    action = TextField()
+    result = ChoiceTextField(("", "ok", "refused", "failed"), "Unknown result %(value)r")
+    format = ChoiceTextField(("", "json", "csv"), "%(name)s must be 'csv', 'json' or left out")

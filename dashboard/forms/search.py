@@ -14,11 +14,13 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
+from dashboard.forms.export import ExportFields
 from dashboard.forms.fields import MAX_ID, SharedField, TextField, WholeNumberField
 from dashboard.forms.reads import MAX_QUERY
 from queues.errors import BadParameter
 from queues.reads.keys import STATES
 from queues.search import scan
+from queues.search.query import QuerySyntaxError
 
 MAX_PATTERNS = 100  # queue names or globs one search names
 # Matches the results page asks for: a page stays usable with this many rows.
@@ -66,11 +68,13 @@ def _checked_query(found: dict[str, Any]) -> None:
     if "q" in found:
         try:
             scan.parse_query(found["q"])  # a bad query is a 400 before any line is sent
+        except QuerySyntaxError:
+            raise  # with where it is wrong, for the answer
         except BadParameter as error:
             raise ValidationError("%(problem)s", params={"problem": str(error)}) from None
 
 
-class SearchAllForm(forms.Form):
+class SearchAllForm(ExportFields):
     q = TextField(longest=MAX_QUERY)
     state = ListField(most=len(STATES), choices=tuple(STATES))
     queues = ListField(most=MAX_PATTERNS)
@@ -90,9 +94,29 @@ class SearchAllForm(forms.Form):
         return found
 
 
+class SearchScopeForm(forms.Form):
+    """The results page's states and queues (its query is read apart: a query that cannot be
+    read is said on the page, not answered with an error page)."""
+
+    state = ListField(most=len(STATES), choices=tuple(STATES))
+    queues = ListField(most=MAX_PATTERNS)
+
+
 class MatchActionForm(forms.Form):
     q = TextField(longest=MAX_QUERY, required=True)
     state = ListField(most=len(STATES), choices=tuple(STATES))
+
+    def clean(self) -> dict[str, Any]:
+        found = super().clean() or {}
+        _checked_query(found)
+        return found
+
+
+class SavedSearchForm(forms.Form):
+    name = TextField(longest=100, required=True)
+    q = TextField(longest=MAX_QUERY, required=True)
+    state = ListField(most=len(STATES), choices=tuple(STATES))
+    queues = ListField(most=MAX_PATTERNS)
 
     def clean(self) -> dict[str, Any]:
         found = super().clean() or {}

@@ -200,6 +200,10 @@ def _scheduler_ran(done: Done) -> str | None:
     }
 
 
+def _saved(text: Any) -> Confirm:
+    return lambda done: str(text) % {"name": _name(done.detail.get("name", ""))}
+
+
 def _group(text: Any) -> Confirm:
     """A group's action: its queues counted, its jobs too when it retried them."""
 
@@ -353,6 +357,9 @@ CONFIRMATIONS: dict[str, Confirm] = {
         )
     ),
     "replay": _replayed,
+    # saved searches
+    "save-search": _saved(gettext_lazy("Search “%(name)s” saved")),
+    "delete-saved-search": _saved(gettext_lazy("Saved search “%(name)s” deleted")),
 }
 
 

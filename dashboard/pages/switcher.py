@@ -1,5 +1,6 @@
-"""The header's box: queue suggestions as one types, and where Enter leads (a queue, a job by
-its id, the overview filtered by part of several queues' names, or a search of every queue).
+"""The header's box: queue and saved-search suggestions as one types, and where Enter leads (a
+queue, a job by its id, the overview filtered by part of several queues' names, or a search of
+every queue).
 
 Suggestions read discovery's kept queue list (no SCAN per keystroke); both routes go through
 ``page_view``, so they answer only those who may read the pages.
@@ -20,6 +21,7 @@ from dashboard.auth.queue_access import EVERYTHING, QueueAccess, for_request
 from dashboard.forms.answer import valid
 from dashboard.forms.fields import TextField
 from dashboard.pages.switcher_matching import QueueIndex
+from dashboard.saved_searches.store import as_json, matching
 from queues.config.queue_options import queue_options
 from queues.config.settings import get_config, on_change
 from queues.errors import BullpenError
@@ -28,6 +30,7 @@ from queues.reads.find import find_job
 from queues.reads.keys import QueueRef
 
 MAX_SUGGESTIONS = 20
+MAX_SAVED_SUGGESTIONS = 5
 
 
 class SwitcherForm(forms.Form):
@@ -84,8 +87,11 @@ async def suggestions(request: HttpRequest) -> HttpResponse:
     typed = valid(SwitcherForm(request.GET)).cleaned_data["q"]
     index = await queue_index(await for_request(request))
     matches, total = index.best(typed, MAX_SUGGESTIONS)
+    principal = request.bullpen_principal  # type: ignore[attr-defined]
+    saved = await matching(request, principal, typed, MAX_SAVED_SUGGESTIONS) if typed else []
     context = {
         "typed": typed,
+        "saved": [as_json(row) for row in saved],
         "matches": matches,
         "more": total - len(matches),
         "overview_url": overview_url(typed),

@@ -25,12 +25,12 @@ from dashboard.auth.principal import from_request
 from dashboard.auth.viewer import can_act_on, viewer_kind
 from dashboard.forms.answer import valid
 from dashboard.forms.search import SearchAllForm, query_data
+from dashboard.search import export, slots
 from dashboard.search import render as search_render
-from dashboard.search import slots
 from dashboard.search.scope import queues_to_search
 from dashboard.search.streams import ndjson_line, search_response
 from queues.reads.jsontext import dumps
-from queues.reads.keys import STATES
+from queues.reads.keys import STATES, QueueRef
 from queues.search.all_queues import Match, Progress, QueueDone, QueueSkipped, search_queues
 from queues.search.scan import parse_query
 
@@ -41,9 +41,12 @@ PROGRESS_EVERY = 0.1  # seconds between progress lines (the last one always come
 
 def match_line(item: Match, needle: str) -> dict[str, Any]:
     job = item.job
-    if item.field.startswith("data"):
-        data = job.get("data")
-        text = data if isinstance(data, str) else dumps(data).decode()
+    root = item.field.partition(".")[0]
+    if root in ("data", "opts", "returnvalue"):
+        value = job.get(root)
+        text = value if isinstance(value, str) else dumps(value).decode()
+    elif root == "logs":
+        text = "\n".join(str(line) for line in job.get("logs") or [])
     else:
         text = str(job.get(item.field) or "")
     return {
@@ -77,7 +80,7 @@ def progress_line(item: Progress) -> dict[str, Any]:
 
 @api_view
 async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
-    found = valid(SearchAllForm(query_data(request.GET, "state", "queues"))).cleaned_data
+    found = valid(SearchAllForm(query_data(request.GET, "state", "queues", "columns"))).cleaned_data
     raw, render = found["q"], found["render"]
     states = found["state"] or list(STATES)
     principal = await from_request(request)
@@ -89,6 +92,9 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
         return slots.too_many(slots.MAX_PER_CLIENT)
     query = parse_query(raw)
     needle = query.text
+    if found["format"] == "csv":
+        rows = csv_rows(refs, states, raw, found["columns"], found["budget"], found["max_matches"])
+        return search_response(rows, slot, logger, download="csv")
 
     async def lines() -> AsyncGenerator[bytes, None]:
         grouped: set[str] = set()
@@ -146,4 +152,23 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                 shown_at = time.monotonic()
                 yield ndjson_line(progress_line(item))
 
-    return search_response(lines(), slot, logger)
+    return search_response(lines(), slot, logger, download=found["format"])
+
+
+async def csv_rows(
+    refs: list[QueueRef],
+    states: list[str],
+    raw: str,
+    columns: list[str],
+    budget: int | None,
+    max_matches: int | None,
+) -> AsyncGenerator[bytes, None]:
+    """The header, then a row per match as it is found."""
+    yield export.header(columns)
+    async for item in search_queues(refs, states, raw, budget=budget, max_matches=max_matches):
+        if isinstance(item, Match):
+            yield export.row(item.ref.slug, item.state, item.job, columns)
+        elif isinstance(item, QueueSkipped):
+            yield export.error_line({"error": f"{item.ref.slug}: {item.error}"})
+        elif isinstance(item, Progress) and item.done and item.truncated:
+            yield export.truncated_line(item.scanned)

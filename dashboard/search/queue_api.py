@@ -20,6 +20,7 @@ from dashboard.auth.viewer import ViewerKind, kind_on_queue
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import SearchForm
 from dashboard.pages.job_rows import row_html
+from dashboard.search import export
 from dashboard.search import slots as search_slots
 from dashboard.search.streams import ndjson_line, search_response
 from queues.reads.keys import QueueRef
@@ -65,6 +66,14 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse 
     if slot is None:
         return search_slots.too_many(most)
 
+    if found["format"] == "csv":
+        return search_response(
+            csv_rows(ref, state, raw, found["columns"], budget, max_matches),
+            slot,
+            logger,
+            download="csv",
+        )
+
     async def lines() -> AsyncGenerator[bytes, None]:
         # Rows are rendered a chunk at a time: matches wait for their chunk's progress line,
         # so that they are read again for the list in one round trip.
@@ -82,4 +91,21 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse 
                 matches = []
             yield _progress_line(item)
 
-    return search_response(lines(), slot, logger)
+    return search_response(lines(), slot, logger, download=found["format"])
+
+
+async def csv_rows(
+    ref: QueueRef,
+    state: str,
+    raw: str,
+    columns: list[str],
+    budget: int | None,
+    max_matches: int | None,
+) -> AsyncGenerator[bytes, None]:
+    """The header, then a row per match as it is found."""
+    yield export.header(columns)
+    async for item in search(ref, state, raw, budget, max_matches=max_matches):
+        if not isinstance(item, ScanProgress):
+            yield export.row(ref.slug, state, item, columns)
+        elif item.done and not item.full and item.scanned < item.total:
+            yield export.truncated_line(item.scanned)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from django.http import StreamingHttpResponse
 
+from dashboard.search import export
 from dashboard.search.slots import Slot
 from queues.config.settings import get_config
 from queues.errors import BullpenError
@@ -32,30 +33,42 @@ def ndjson_line(item: dict[str, Any]) -> bytes:
 
 
 def search_response(
-    lines: AsyncGenerator[bytes, None], slot: Slot, logger: logging.Logger
+    lines: AsyncGenerator[bytes, None],
+    slot: Slot,
+    logger: logging.Logger,
+    *,
+    download: str = "",
 ) -> StreamingHttpResponse:
-    """The answer streaming ``lines``, a failure logged to ``logger`` (the view's own)."""
-    stream = _guarded(lines, slot, logger)
+    """The answer streaming ``lines``, a failure logged to ``logger`` (the view's own).
+    ``download``: "csv" (lines are CSV rows) or "ndjson", an attachment to save."""
+    line_of = export.error_line if download == "csv" else ndjson_line
+    stream = _guarded(lines, slot, logger, line_of)
     # A stream the server never began (its client left first) gives its slot back when dropped.
     weakref.finalize(stream, slot.release)
-    response = StreamingHttpResponse(bounded(stream), content_type="application/x-ndjson")
+    kind = "text/csv; charset=utf-8" if download == "csv" else "application/x-ndjson"
+    response = StreamingHttpResponse(bounded(stream, line_of), content_type=kind)
+    if download:
+        response["Content-Disposition"] = f'attachment; filename="bullpen-search.{download}"'
     response["Cache-Control"] = "no-store"
     response["X-Accel-Buffering"] = "no"  # let proxies pass lines on as they come
     return response
 
 
 async def _guarded(
-    lines: AsyncGenerator[bytes, None], slot: Slot, logger: logging.Logger
+    lines: AsyncGenerator[bytes, None],
+    slot: Slot,
+    logger: logging.Logger,
+    line_of: Callable[[dict[str, Any]], bytes],
 ) -> AsyncGenerator[bytes, None]:
     try:
         async for line in lines:
             yield line
     except BullpenError as error:
-        yield ndjson_line({"type": "error", "error": str(error)})
+        yield line_of({"type": "error", "error": str(error)})
     except Exception:
         # A stream already begun cannot become a 500: its last line says it stopped.
         logger.exception("search stream failed")
-        yield ndjson_line({"type": "error", "error": STOPPED})
+        yield line_of({"type": "error", "error": STOPPED})
     finally:
         try:
             await lines.aclose()  # the search stops and gives back what it held
@@ -67,15 +80,18 @@ def limit() -> int:
     return int(get_config()["SEARCH_STREAM_MAX_BYTES"])
 
 
-def too_long(most: int) -> bytes:
+def too_long(most: int, line_of: Callable[[dict[str, Any]], bytes] | None = None) -> bytes:
     error = (
         f"The answer reached its limit of {most:,} bytes (SEARCH_STREAM_MAX_BYTES): "
         "narrow the search, or ask for fewer matches"
     )
-    return dumps({"type": "error", "error": error}) + b"\n"
+    return (line_of or ndjson_line)({"type": "error", "error": error})
 
 
-async def bounded(lines: AsyncGenerator[bytes, None]) -> AsyncIterator[bytes]:
+async def bounded(
+    lines: AsyncGenerator[bytes, None],
+    line_of: Callable[[dict[str, Any]], bytes] | None = None,
+) -> AsyncIterator[bytes]:
     """``lines`` until the next one would pass the bound; then the ``error`` line, and
     ``lines`` is closed (its search stops, and gives back what it held)."""
     most = limit()
@@ -83,7 +99,7 @@ async def bounded(lines: AsyncGenerator[bytes, None]) -> AsyncIterator[bytes]:
     try:
         async for line in lines:
             if sent + len(line) > most:
-                yield too_long(most)
+                yield too_long(most, line_of)
                 return
             sent += len(line)
             yield line

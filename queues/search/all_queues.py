@@ -22,6 +22,7 @@ from queues.reads.keys import STATES, QueueRef
 from queues.redis import per_connection
 from queues.redis.errors import reason, translate_redis_errors
 from queues.redis.unreachable import UNREACHABLE
+from queues.search.query.parser import Query
 from queues.search.scan import MAX_BUDGET, ScanProgress, parse_query, search
 from queues.search.step_pace import Pace
 
@@ -140,7 +141,7 @@ async def search_queues(
                 if tally.scanned >= limit:
                     tally.truncated = True
                     break
-                scan = _scan_state(ref, state, raw_query, limit, pace, max_matches, tally)
+                scan = _scan_state(ref, state, query, limit, pace, max_matches, tally)
                 async for item in scan:
                     if isinstance(item, ScanProgress):
                         yield _progress(tally, len(refs))
@@ -168,7 +169,7 @@ async def search_queues(
 async def _scan_state(
     ref: QueueRef,
     state: str,
-    raw_query: str,
+    query: Query,
     limit: int,
     pace: Pace,
     max_matches: int | None,
@@ -179,7 +180,13 @@ async def _scan_state(
     left = max_matches - tally.matched if max_matches else None
     try:
         async for item in search(
-            ref, state, raw_query, budget=limit - tally.scanned, max_matches=left, pace=pace
+            ref,
+            state,
+            query.source,
+            budget=limit - tally.scanned,
+            max_matches=left,
+            pace=pace,
+            parsed=query,
         ):
             if isinstance(item, ScanProgress):
                 tally.scanned = base_scanned + item.scanned

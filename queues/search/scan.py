@@ -5,16 +5,16 @@ milliseconds of Redis each), up to ``budget`` jobs per search and, if asked, ``m
 matches; matches and progress are yielded as they come, so a caller can stream them and stop at
 any time.
 
-Query forms: ``name:<text>``, ``reason:<text>``, ``data.<path> = <value>`` (JSON equality, e.g.
-``data.userId = 42``), ``id:<text>``, or plain text (in the name, the data or the failed reason).
-Text matches ignore case. Data larger than ``SEARCH_FIELD_CAP`` is searched in its first part;
-a ``data.<path>`` query skips jobs whose data it cannot parse (progress counts them).
+Queries are in the language of queues/search/query/ (terms, AND, OR, NOT, comparisons and
+times). Text matches ignore case. Fields larger than ``SEARCH_FIELD_CAP`` are searched in their
+first part; a query with a ``data.<path>`` (``opts.``, ``returnvalue.``) term skips jobs whose
+value there it cannot parse (progress counts them). A ``logs:`` term reads each job's newest
+``LOG_LINES`` log lines (their first ``LOG_LINE_CAP`` bytes), one more round trip a step.
 ``as_listed`` reads matches again the way the job list does, for showing them as list rows.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -24,83 +24,25 @@ from queues.cancelling import raise_if_cancelled
 from queues.config.settings import get_config
 from queues.errors import BadParameter, QueueNotFound
 from queues.reads.discovery import known
-from queues.reads.jsontext import dumps, loads_shown
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import fetch_jobs
+from queues.reads.scripts import per_key
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
+from queues.search.query import parse
+from queues.search.query.parser import Query
 from queues.search.step_pace import Pace
 
 # Jobs one search may read, whatever it asks for.
 MAX_BUDGET = 1_000_000
-_FIELD_QUERY = re.compile(r"^data((?:\.[\w-]+)+)\s*(==|=)\s*(.+)$")
-
-
-@dataclass(frozen=True)
-class Query:
-    kind: str  # "text", "name", "reason", "id", "field"
-    text: str = ""
-    path: tuple[str, ...] = ()
-    value: Any = None
-
-    def matches(self, job: dict[str, Any]) -> bool:
-        return self.matched_in(job) is not None
-
-    def matched_in(self, job: dict[str, Any]) -> str | None:
-        """Which field of ``job`` the query matched (``data.<path>`` for a field query)."""
-        if self.kind == "field":
-            current: Any = job.get("data")
-            for part in self.path:
-                if isinstance(current, dict) and part in current:
-                    current = current[part]
-                elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-                    current = current[int(part)]
-                else:
-                    return None
-            found = current == self.value or str(current) == str(self.value)
-            return "data." + ".".join(self.path) if found else None
-        needle = self.text
-        if self.kind == "name":
-            return "name" if needle in str(job.get("name") or "").lower() else None
-        if self.kind == "reason":
-            return "failedReason" if needle in str(job.get("failedReason") or "").lower() else None
-        if self.kind == "id":
-            return "id" if needle in str(job.get("id")).lower() else None
-        data = job.get("data")
-        data_text = data if isinstance(data, str) else _compact(data)
-        for field, value in (
-            ("name", job.get("name") or ""),
-            ("data", data_text),
-            ("failedReason", job.get("failedReason") or ""),
-        ):
-            if needle in str(value).lower():
-                return field
-        return None
-
-
-def _compact(value: Any) -> str:
-    return dumps(value).decode()
+# Newest log lines of each job a ``logs:`` term reads, and the most bytes of each it reads.
+LOG_LINES = 50
+LOG_LINE_CAP = 2048
 
 
 def parse_query(raw: str) -> Query:
-    raw = raw.strip()
-    if not raw:
-        raise BadParameter("Type something to search for")
-    field = _FIELD_QUERY.match(raw)
-    if field:
-        path = tuple(field.group(1).strip(".").split("."))
-        text = field.group(3).strip()
-        try:
-            # A value nested deeper than any shown one matches none: it is compared as the text
-            # it is (as a value, its text form overflows Python's recursion limit on each job).
-            value = loads_shown(text)
-        except ValueError:
-            value = text.strip("'\"")
-        return Query("field", path=path, value=value)
-    for prefix in ("name", "reason", "id"):
-        if raw.lower().startswith(prefix + ":"):
-            return Query(prefix, text=raw[len(prefix) + 1 :].strip().lower())
-    return Query("text", text=raw.lower())
+    """``raw`` in the search's language (queues/search/query/); a ``BadParameter`` if wrong."""
+    return parse(raw)
 
 
 @dataclass
@@ -123,11 +65,14 @@ async def search(
     chunk: int = 200,
     max_matches: int | None = None,
     pace: Pace | None = None,
+    parsed: Query | None = None,
 ) -> AsyncIterator[dict[str, Any] | ScanProgress]:
-    """``pace``, when given, sizes every step instead of ``chunk`` (and learns from each)."""
+    """``pace``, when given, sizes every step instead of ``chunk`` (and learns from each).
+    ``parsed``: ``raw_query`` parsed already (a search of many states or queues parses it once,
+    so that ``now`` in a time term is one moment for all of them)."""
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
-    query = parse_query(raw_query)
+    query = parsed or parse_query(raw_query)
     config = get_config()
     budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)
     cap = int(config["SEARCH_FIELD_CAP"])
@@ -154,10 +99,12 @@ async def search(
             )
             ids: list[str] = [str(job_id) for job_id in await read]
             jobs = await fetch_jobs(ref, ids, cap)
+            if query.needs_logs:
+                await _read_logs(redis, ref, jobs)
         if pace:
             pace.took(time.perf_counter() - began, len(ids))
         for job in jobs:
-            if query.kind == "field" and ("data" in job["invalid"] or "data" in job["truncated"]):
+            if _unreadable(query, job):
                 skipped += 1
                 continue
             if query.matches(job):
@@ -174,6 +121,20 @@ async def search(
         scanned = end + 1
         yield ScanProgress(scanned, total, matched, done=False, skipped=skipped)
     yield ScanProgress(scanned, total, matched, done=True, skipped=skipped)
+
+
+def _unreadable(query: Query, job: dict[str, Any]) -> bool:
+    """A job whose JSON a path term looks into could not be read whole."""
+    return any(root in job["invalid"] or root in job["truncated"] for root in query.json_roots)
+
+
+async def _read_logs(redis: Any, ref: QueueRef, jobs: list[dict[str, Any]]) -> None:
+    """Each job's newest ``LOG_LINES`` log lines (each cut to ``LOG_LINE_CAP`` bytes inside
+    Redis), into its ``logs``; one round trip."""
+    keys = [f"{ref.job_key(str(job['id']))}:logs" for job in jobs]
+    rows, _ = await per_key(redis, "read_log_tails", keys, [LOG_LINES, LOG_LINE_CAP])
+    for job, lines in zip(jobs, rows, strict=True):
+        job["logs"] = [str(line) for line in lines] if isinstance(lines, list) else []
 
 
 async def as_listed(

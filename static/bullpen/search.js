@@ -317,6 +317,16 @@ window.bullpenSearchStream = (function () {
     }
   }
 
+  // The server's download links follow the search run now (the same parameters, a format).
+  function downloads(form, data) {
+    var box = form.querySelector(".search-downloads");
+    if (!box) return;
+    box.querySelectorAll("a[data-format]").forEach(function (link) {
+      link.href = box.dataset.exportUrl + "?" + data.toString() + "&format=" + link.dataset.format;
+    });
+    box.hidden = false;
+  }
+
   async function run(form) {
     stop(null);
     var p = parts(form);
@@ -331,6 +341,7 @@ window.bullpenSearchStream = (function () {
     var url = new URL(location.href);
     url.search = data.toString();
     if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+    downloads(form, data);
     data.set("render", "html");
     data.set("max_matches", form.dataset.maxMatches);
     try {

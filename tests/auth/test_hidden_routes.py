@@ -58,6 +58,9 @@ QUEUELESS = {
     "not-found",
     "api-redis",  # server-wide: only superusers see it once QUEUE_ACCESS is set
     "redis-health",
+    "api-audit",  # the rows of visible queues only (tests/audit/)
+    "api-saved-searches",  # a restricted user's own only (tests/saved_searches/)
+    "delete-saved-search",
 }
 SAMPLES = {"job_id": "1", "scheduler_id": "nightly", "action": "retry"}
 

@@ -24,6 +24,9 @@ from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
 from tests.support.standalone import CREDENTIALS, start_standalone
 
+# The suggestions read the saved searches too.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 HOSTILE = '"><img src=x onerror=alert(1)>'
 OPERATOR = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 

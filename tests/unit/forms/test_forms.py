@@ -74,6 +74,8 @@ def test_search_parameters() -> None:
         "render": "",
         "budget": None,
         "max_matches": None,
+        "format": "",
+        "columns": [],
     }
     assert refusal(SearchForm(QueryDict("state=nope"))) == "Unknown state 'nope'"
     assert refusal(SearchForm(QueryDict("render=table"))) == "render must be 'row' or left out"

@@ -57,5 +57,5 @@ def test_what_each_form_matches(raw: str, matches: bool) -> None:
 
 def test_plain_text_in_data_stored_as_text() -> None:
     job = {"id": "1", "name": None, "data": "raw text, not JSON", "failedReason": None}
-    assert parse_query("NOT json").matches(job)
+    assert parse_query("not json").matches(job)  # bare words: one phrase, as ever
     assert not parse_query("name:x").matches(job)
