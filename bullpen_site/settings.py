@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "django_tasks",
     "csp",
     "axes",
     "dashboard",
@@ -224,6 +225,14 @@ BULLPEN = {
         "LINK_BASE": os.environ.get("ALERT_LINK_BASE", ""),
         **env_alerts.thresholds(os.environ.get("ALERT_THRESHOLDS", "")),
     },
+}
+# Django's Tasks API on BullMQ (queues/tasks/): a @task function is a job of its queue_name,
+# run by `./run worker` (manage.py runqueueworker). BULLPEN_TASK_QUEUES names the queues.
+TASKS = {
+    "default": {
+        "BACKEND": "queues.tasks.BullMQBackend",
+        "QUEUES": os.environ.get("BULLPEN_TASK_QUEUES", "default").split(),
+    }
 }
 if os.environ.get("REDIS_URLS", "").strip():
     # Several Redis servers, each under its name; REDIS_URL is then left unused.
