@@ -218,6 +218,8 @@ BULLPEN = {
     "METRICS_TOKEN": os.environ.get("METRICS_TOKEN", ""),
     # Job field paths masked before they leave the server: "data.password data.*.token".
     "REDACT": os.environ.get("REDACT_FIELDS", "").split(),
+    # The MCP server (./run mcp): its retry, pause and resume tools only when asked for.
+    "MCP": {"ACTIONS": os.environ.get("BULLPEN_MCP_ACTIONS", "") == "1"},
     # No address and no webhook: alerts are shown, not sent.
     "ALERTS": {
         "EMAIL_TO": os.environ.get("ALERT_EMAIL_TO", "").split(),

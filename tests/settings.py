@@ -110,6 +110,8 @@ BULLPEN = {
     # Slower, smaller batches for the fault tests' servers (JSON).
     "ACTIONS": json.loads(os.environ.get("BULLPEN_TEST_ACTIONS", "{}")),
 }
+# What a process started by a test changes in BULLPEN (JSON): the MCP server's tests.
+BULLPEN.update(json.loads(os.environ.get("BULLPEN_TEST_EXTRA", "{}")))
 # Django tasks on BullMQ (queues/tasks/): tests/tasks/ enqueues and runs them. A worker process
 # started with BULLPEN_TEST_TASKS=0 is a site without them.
 if os.environ.get("BULLPEN_TEST_TASKS", "1") == "1":
