@@ -14,8 +14,10 @@ from dashboard.auth.viewer import ViewerKind, can_act_on, sign_kind
 from queues.config.settings import get_config
 from queues.reads.dead_letters import dead_letter_ref, original_of, read_envelope
 from queues.reads.deduplication import held_by
+from queues.reads.jsontext import dumps
 from queues.reads.keys import QueueRef
 from queues.redis import connections
+from queues.tasks.mapping import arguments_of, is_task_job, status_of
 
 
 def shown(value: Any, cap: int, cut_from: int | None = None) -> dict[str, Any]:
@@ -55,6 +57,31 @@ def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
             job.get("returnvalue"), cap, job.get("truncated", {}).get("returnvalue")
         ),
         "stacktrace": stack_traces(job, cap),
+        "task": task_view(job),
+    }
+
+
+TASK_ARGUMENT_CHARS = 200  # of one argument, in the task's call as the page shows it
+
+
+def task_view(job: dict[str, Any]) -> dict[str, Any] | None:
+    """A Django task's job (queues/tasks/): its path, the call its arguments make, and the
+    status the Tasks API reads for it; None for any other job."""
+    name, data = job.get("name"), job.get("data")
+    if not is_task_job(name, data):
+        return None
+    args, kwargs = arguments_of(data)
+
+    def shown_value(value: Any) -> str:
+        text = dumps(value).decode()
+        return text if len(text) <= TASK_ARGUMENT_CHARS else text[: TASK_ARGUMENT_CHARS - 1] + "…"
+
+    arguments = [shown_value(a) for a in args]
+    arguments += [f"{key}={shown_value(value)}" for key, value in kwargs.items()]
+    return {
+        "path": name,
+        "call": f"{name}({', '.join(arguments)})",
+        "status": status_of(str(job.get("state") or "")),
     }
 
 
