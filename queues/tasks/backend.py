@@ -30,7 +30,6 @@ import queues.tasks.mapping as mapping
 from queues.config.settings import default_prefix
 from queues.reads.keys import QueueRef
 from queues.redis import connections
-from queues.runner.clients.queue_handles import bullmq_queue
 from queues.tasks.api import (
     BaseTaskBackend,
     InvalidTaskError,
@@ -101,7 +100,7 @@ class BullMQBackend(BaseTaskBackend):  # type: ignore[misc]
         delay = mapping.delay_ms(task.run_after, now)
         if delay:
             opts["delay"] = delay
-        queue = bullmq_queue(TASKS_LOOP.client(self.connection), self.ref(task.queue_name))
+        queue = TASKS_LOOP.queue(self.ref(task.queue_name))
         await queue.add(task.module_path, mapping.job_data(result.args, result.kwargs), opts)
         object.__setattr__(result, "enqueued_at", now)
 
@@ -129,7 +128,7 @@ class BullMQBackend(BaseTaskBackend):  # type: ignore[misc]
         name = next((q for q, there in zip(queues, found, strict=True) if there), None)
         if name is None:
             raise TaskResultDoesNotExist(result_id)
-        queue = bullmq_queue(client, self.ref(name))
+        queue = TASKS_LOOP.queue(self.ref(name))
         # The state first: a job read after it is finished holds its outcome, while one read
         # before could be finished by the time its state is.
         state = await queue.getJobState(result_id)

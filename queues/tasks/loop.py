@@ -17,8 +17,11 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from bullmq import Queue
 
 from queues.config.settings import on_change
+from queues.reads.keys import QueueRef
+from queues.runner.clients.queue_handles import bullmq_queue
 from queues.runner.clients.redis_clients import runner_client
 
 T = TypeVar("T")
@@ -30,6 +33,7 @@ class TasksLoop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pid = 0
         self._clients: dict[str | None, aioredis.Redis] = {}
+        self._queues: dict[QueueRef, Queue] = {}
 
     def _running(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -37,6 +41,7 @@ class TasksLoop:
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="bullpen-tasks", daemon=True).start()
                 self._loop, self._pid, self._clients = loop, os.getpid(), {}
+                self._queues = {}
             return self._loop
 
     def client(self, connection: str | None) -> aioredis.Redis:
@@ -47,6 +52,13 @@ class TasksLoop:
                 blocking=False, connection=connection
             )
         return client
+
+    def queue(self, ref: QueueRef) -> Queue:
+        """The loop's bullmq Queue of ``ref`` (made once: making one loads BullMQ's scripts)."""
+        queue = self._queues.get(ref)
+        if queue is None:
+            queue = self._queues[ref] = bullmq_queue(self.client(ref.connection), ref)
+        return queue
 
     def run(self, call: Coroutine[Any, Any, T], timeout: float) -> T:
         """Run ``call`` on the loop and wait for it (from a thread that is not the loop's)."""
@@ -61,6 +73,7 @@ class TasksLoop:
     def close_clients(self) -> None:
         with self._lock:
             loop, clients, self._clients = self._loop, self._clients, {}
+            self._queues = {}
         if loop is None or not clients or self._pid != os.getpid() or not loop.is_running():
             return
 

@@ -96,6 +96,7 @@ async def test_a_failing_task_reads_back_failed_with_its_error(runners: Runners)
     assert result.status == TaskResultStatus.FAILED
     assert [error.exception_class for error in result.errors] == [ValueError]
     assert "cannot handle this" in result.errors[0].traceback
+    assert 'sample_tasks.py", line' in result.errors[0].traceback  # the task's own frame
     with pytest.raises(ValueError, match="Task failed"):
         _ = result.return_value
 
