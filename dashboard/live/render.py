@@ -46,7 +46,7 @@ JOB_PARTS = (
     "bullpen/_job_progress.html",
     "bullpen/_job_failure.html",
     "bullpen/_job_returnvalue.html",
-    "bullpen/_job_task.html",
+    "bullpen/_job_task_status.html",
 )
 
 

@@ -66,15 +66,22 @@ def arguments_of(data: Any) -> tuple[list[Any], dict[str, Any]]:
     return args, kwargs
 
 
+def is_task_path(name: Any) -> bool:
+    """Whether a job's name could be a task's: a dotted path of identifiers."""
+    if not isinstance(name, str) or "." not in name:
+        return False
+    return all(part.isidentifier() for part in name.split("."))
+
+
 def is_task_job(name: Any, data: Any) -> bool:
     """Whether a job looks like a task's: a dotted path as its name, arguments as its data."""
-    if not isinstance(name, str) or "." not in name:
+    if not is_task_path(name):
         return False
     try:
         arguments_of(data)
     except NotTaskData:
         return False
-    return all(part.isidentifier() for part in name.split("."))
+    return True
 
 
 def status_of(state: str) -> str:

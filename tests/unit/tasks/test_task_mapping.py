@@ -57,6 +57,8 @@ def test_only_arguments_shaped_data_is_a_tasks() -> None:
     assert not mapping.is_task_job("send", {"args": [], "kwargs": {}})
     assert not mapping.is_task_job("app.tasks.send", {"to": "x"})
     assert not mapping.is_task_job("app.<b>.send", {"args": [], "kwargs": {}})
+    assert mapping.is_task_path("app.tasks.send") and not mapping.is_task_path("send")
+    assert not mapping.is_task_path(None) and not mapping.is_task_path("app..send")
 
 
 def test_moments() -> None:
