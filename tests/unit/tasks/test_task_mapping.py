@@ -1,10 +1,13 @@
-"""How a Django task maps onto a BullMQ job and back, and which job names resolve to a task."""
+"""How a Django task maps onto a BullMQ job and back, which job names resolve to a task, and
+what the backend's checks say of its settings."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.test import override_settings
+from django_tasks import task_backends
 
 from queues.tasks import mapping
 from queues.tasks.resolve import resolve_task
@@ -75,3 +78,13 @@ def test_only_tasks_of_imported_modules_resolve() -> None:
     assert resolve_task("tests.tasks.never_imported.run") is None
     assert resolve_task("add") is None
     assert resolve_task("tests.tasks.sample_tasks.__class__") is None
+
+
+def test_the_backends_checks() -> None:
+    backend = "queues.tasks.BullMQBackend"
+    with override_settings(TASKS={"default": {"BACKEND": backend, "QUEUES": []}}):
+        assert [m.id for m in task_backends["default"].check()] == ["bullpen.E040"]
+    with override_settings(TASKS={"default": {"BACKEND": backend, "QUEUES": ["a:b", "ok"]}}):
+        (found,) = task_backends["default"].check()
+        assert found.id == "bullpen.E041" and "['a:b']" in found.msg
+    assert list(task_backends["default"].check()) == []
