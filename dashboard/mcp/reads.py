@@ -11,6 +11,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from dashboard.api.history import history_json
 from dashboard.api.reads import job_body, queues_body
+from dashboard.audit import writer
+from dashboard.auth.identity import Principal
 from dashboard.auth.queue_access import QueueAccess
 from dashboard.auth.queue_lookup import canonical, queue_ref, unknown_queue
 from dashboard.forms.answer import valid
@@ -33,9 +35,22 @@ MOST_MATCHES = 200
 MOST_GROUPS = 50
 
 
-async def visible_queue(access: QueueAccess, queue: str) -> QueueRef:
-    """The queue ``queue`` names, if this identity may view it; else as unknown as a missing one."""
+async def visible_queue(
+    principal: Principal, access: QueueAccess, queue: str, tool: str, job_id: str = ""
+) -> QueueRef:
+    """The queue ``queue`` names, if this identity may view it; else as unknown as a missing
+    one, and a look at a hidden one is audited, as a page's is."""
     slug = canonical(queue)
+    if slug is not None and not access.may_view(slug):
+        await writer.record_tool(
+            principal,
+            "view",
+            queue=slug,
+            job_ids=[job_id] if job_id else [],
+            status=404,
+            error=writer.HIDDEN_QUEUE,
+            detail={"tool": tool},
+        )
     if slug is None or not access.may_view(slug):
         raise unknown_queue(queue)
     return await queue_ref(slug)
@@ -52,9 +67,9 @@ async def list_queues(filter: str = "") -> str:
 async def get_job(queue: str, job_id: str) -> str:
     """One job: name, state, attempts, times, data and return value (cut, redacted), and for a
     failed one its reason and the last stack frame."""
-    _, access = await mcp_access()
+    principal, access = await mcp_access()
     async with answers():
-        ref = await visible_queue(access, queue)
+        ref = await visible_queue(principal, access, queue, "get_job", job_id)
         body = relatives.seen_by(access, await job_body(ref.slug, job_id))
         return texts.job_text(ref.slug, body)
 
@@ -91,9 +106,9 @@ async def search(
 async def failure_groups(queue: str, most: int = 10) -> str:
     """A queue's failed jobs grouped by reason and innermost application frame, the biggest
     first: count, last seen, an example job, and the signature ``retry_failure_group`` takes."""
-    _, access = await mcp_access()
+    principal, access = await mcp_access()
     async with answers():
-        ref = await visible_queue(access, queue)
+        ref = await visible_queue(principal, access, queue, "failure_groups")
         report = await shared_failure_groups(ref)
         return texts.groups_text(ref.slug, report.as_json(), max(1, min(int(most), MOST_GROUPS)))
 
@@ -101,9 +116,9 @@ async def failure_groups(queue: str, most: int = 10) -> str:
 async def history(queue: str, range: str = "24h") -> str:
     """A queue's recorded history over ``range`` (1h, 24h, 7d, 30d, 90d): completed, failed,
     failure rate, retried, stalled, wait and run time percentiles."""
-    _, access = await mcp_access()
+    principal, access = await mcp_access()
     async with answers():
-        ref = await visible_queue(access, queue)
+        ref = await visible_queue(principal, access, queue, "history")
         range_name = valid(HistoryRangeForm({"range": range})).cleaned_data["range"]
         series = history_json(await read_history(ref, range_name))
         return texts.history_text(ref.slug, range_name, series["totals"])

@@ -168,6 +168,8 @@ async def test_actions_when_allowed_are_checked_and_audited(
         assert view_only.is_error and "may only view 'billing'" in _text(view_only)
         hidden = await client.call_tool("resume_queue", {"queue": "secret-ops"})
         assert hidden.is_error and "Unknown queue 'secret-ops'" in _text(hidden)
+        look = await client.call_tool("get_job", {"queue": "secret-ops", "job_id": ids["secret"]})
+        assert look.is_error and _text(look).endswith("Unknown queue 'secret-ops'")
 
         report = await failure_groups(QueueRef("bull", "email"))
         [group] = report.groups
@@ -182,10 +184,12 @@ async def test_actions_when_allowed_are_checked_and_audited(
         ("mcp", "mcp", "retry", "email", "ok", 200),
         ("mcp", "mcp", "pause", "billing", "refused", 403),
         ("mcp", "mcp", "resume", "secret-ops", "refused", 404),
+        ("mcp", "mcp", "view", "secret-ops", "refused", 404),
         ("mcp", "mcp", "retry-group", "email", "ok", 200),
     ]
     assert json.loads(rows[0][7]) == [ids["bad1"]]
-    assert json.loads(rows[3][7]) == [ids["bad2"]]
+    assert json.loads(rows[3][7]) == [ids["secret"]]
+    assert json.loads(rows[4][7]) == [ids["bad2"]]
     assert "QUEUE_ACCESS" in rows[2][6]
 
 
