@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "django_tasks",
     "csp",
     "axes",
     "dashboard",
@@ -217,6 +218,8 @@ BULLPEN = {
     "METRICS_TOKEN": os.environ.get("METRICS_TOKEN", ""),
     # Job field paths masked before they leave the server: "data.password data.*.token".
     "REDACT": os.environ.get("REDACT_FIELDS", "").split(),
+    # The MCP server (./run mcp): its retry, pause and resume tools only when asked for.
+    "MCP": {"ACTIONS": os.environ.get("BULLPEN_MCP_ACTIONS", "") == "1"},
     # No address and no webhook: alerts are shown, not sent.
     "ALERTS": {
         "EMAIL_TO": os.environ.get("ALERT_EMAIL_TO", "").split(),
@@ -224,6 +227,14 @@ BULLPEN = {
         "LINK_BASE": os.environ.get("ALERT_LINK_BASE", ""),
         **env_alerts.thresholds(os.environ.get("ALERT_THRESHOLDS", "")),
     },
+}
+# Django's Tasks API on BullMQ (queues/tasks/): a @task function is a job of its queue_name,
+# run by `./run worker` (manage.py runqueueworker). BULLPEN_TASK_QUEUES names the queues.
+TASKS = {
+    "default": {
+        "BACKEND": "queues.tasks.BullMQBackend",
+        "QUEUES": os.environ.get("BULLPEN_TASK_QUEUES", "default").split(),
+    }
 }
 if os.environ.get("REDIS_URLS", "").strip():
     # Several Redis servers, each under its name; REDIS_URL is then left unused.

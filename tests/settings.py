@@ -22,6 +22,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "django_tasks",
     "axes",
     "dashboard",
     "queues",
@@ -111,6 +112,17 @@ BULLPEN = {
     # A quicker pace for a test's server where it waits on the reader (JSON).
     "LIVE": json.loads(os.environ.get("BULLPEN_TEST_LIVE", "{}")),
 }
+# What a process started by a test changes in BULLPEN (JSON): the MCP server's tests.
+BULLPEN.update(json.loads(os.environ.get("BULLPEN_TEST_EXTRA", "{}")))
+# Django tasks on BullMQ (queues/tasks/): tests/tasks/ enqueues and runs them. A worker process
+# started with BULLPEN_TEST_TASKS=0 is a site without them.
+if os.environ.get("BULLPEN_TEST_TASKS", "1") == "1":
+    TASKS = {
+        "default": {
+            "BACKEND": "queues.tasks.BullMQBackend",
+            "QUEUES": ["default", "tasks-urgent"],
+        }
+    }
 if os.environ.get("BULLPEN_TEST_CONNECTIONS"):  # several Redis servers (JSON of CONNECTIONS)
     del BULLPEN["REDIS_URL"]
     BULLPEN["CONNECTIONS"] = json.loads(os.environ["BULLPEN_TEST_CONNECTIONS"])

@@ -64,6 +64,42 @@ async def record(
     )
 
 
+async def record_tool(
+    principal: Principal,
+    action: str,
+    *,
+    queue: str,
+    job_ids: list[str] | None = None,
+    count: int = 0,
+    status: int,
+    error: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """One row for an MCP tool's action (no HTTP request behind it): ``via`` is the
+    principal's (``mcp``), and what asked is named in ``detail.tool``."""
+    ids = list(job_ids or [])[:_MAX_IDS]
+    if status < 300:
+        result = AuditEntry.Result.OK
+    elif status in (401, 403, 404, 405, 409, 429):
+        result = AuditEntry.Result.REFUSED
+    else:
+        result = AuditEntry.Result.FAILED
+    await AuditEntry.objects.acreate(
+        username=principal.username[:150],
+        via=principal.via,
+        remote_addr="",
+        action=action,
+        queue=queue[:300],
+        connection=connection_of(queue),
+        job_ids=ids,
+        count=count,
+        result=result,
+        status=status,
+        error=error[:2000],
+        detail=dict(detail or {}),
+    )
+
+
 def connection_of(slug: str) -> str:
     """The connection a queue slug names (its default when it names none); "" for no queue."""
     return connections.split_slug(slug)[0] if slug else ""

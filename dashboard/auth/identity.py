@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Via = Literal["basic", "session", "anonymous"]
+# "mcp": the MCP server's configured identity (dashboard/mcp/), with no request behind it.
+Via = Literal["basic", "session", "anonymous", "mcp"]
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,13 @@ def holder_of(principal: Principal) -> Holder:
     if principal.via == "basic":
         given = (get_config().get("BASIC_AUTH_SCOPES") or {}).get(principal.username) or ()
         scopes = frozenset(str(s) for s in given)
-    elif principal.via == "session" and user is not None and getattr(user, "is_active", False):
+    elif principal.via == "mcp":
+        scopes = frozenset(str(s) for s in (get_config().get("MCP") or {}).get("SCOPES") or ())
+    if (
+        principal.via in ("session", "mcp")
+        and user is not None
+        and getattr(user, "is_active", False)
+    ):
         if hasattr(user, "groups"):
             groups = frozenset(user.groups.values_list("name", flat=True))
         if hasattr(user, "get_all_permissions"):
@@ -135,7 +141,7 @@ def holder_of(principal: Principal) -> Holder:
 async def for_principal(principal: Principal) -> QueueAccess:
     if not restricted():
         return EVERYTHING
-    if principal.via == "session":
+    if principal.user is not None:  # a Django user's groups and permissions are in the database
         return QueueAccess(await sync_to_async(holder_of)(principal))
     return QueueAccess(holder_of(principal))
 

@@ -46,6 +46,7 @@ JOB_PARTS = (
     "bullpen/_job_progress.html",
     "bullpen/_job_failure.html",
     "bullpen/_job_returnvalue.html",
+    "bullpen/_job_task_status.html",
 )
 
 

@@ -14,8 +14,10 @@ from dashboard.auth.viewer import ViewerKind, can_act_on, sign_kind
 from queues.config.settings import get_config
 from queues.reads.dead_letters import dead_letter_ref, original_of, read_envelope
 from queues.reads.deduplication import held_by
+from queues.reads.jsontext import dumps
 from queues.reads.keys import QueueRef
 from queues.redis import connections
+from queues.tasks.mapping import arguments_of, is_task_job, is_task_path, status_of
 
 
 def shown(value: Any, cap: int, cut_from: int | None = None) -> dict[str, Any]:
@@ -55,7 +57,33 @@ def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
             job.get("returnvalue"), cap, job.get("truncated", {}).get("returnvalue")
         ),
         "stacktrace": stack_traces(job, cap),
+        # A task job's status as the Tasks API reads it. Its section is on task jobs' pages
+        # only (live reads of a job leave its data out, so the page decides once); live
+        # updates carry the status of jobs named like a task, for pages that show it.
+        "task_status": (
+            status_of(str(job.get("state") or "")) if is_task_path(job.get("name")) else ""
+        ),
     }
+
+
+TASK_ARGUMENT_CHARS = 200  # of one argument, in the task's call as the page shows it
+
+
+def task_view(job: dict[str, Any]) -> dict[str, Any] | None:
+    """A Django task's job (queues/tasks/): its path and the call its arguments make; None for
+    any other job."""
+    name, data = job.get("name"), job.get("data")
+    if not is_task_job(name, data):
+        return None
+    args, kwargs = arguments_of(data)
+
+    def shown_value(value: Any) -> str:
+        text = dumps(value).decode()
+        return text if len(text) <= TASK_ARGUMENT_CHARS else text[: TASK_ARGUMENT_CHARS - 1] + "…"
+
+    arguments = [shown_value(a) for a in args]
+    arguments += [f"{key}={shown_value(value)}" for key, value in kwargs.items()]
+    return {"path": name, "call": f"{name}({', '.join(arguments)})"}
 
 
 def in_a_flow(job: dict[str, Any]) -> bool:
@@ -78,6 +106,7 @@ def page_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
         **live_context(ref, job, viewer=viewer),
         "live_spec": json.dumps(spec),
         "data": shown(job["data"], cap, job.get("truncated", {}).get("data")),
+        "task": task_view(job),
         "opts": shown(job["opts"], cap, job.get("truncated", {}).get("opts")),
         # "Copy as JSON" holds the job in the page; a huge or cut one is downloaded instead.
         "copy_json": (

@@ -8,7 +8,7 @@ from fnmatch import fnmatchcase
 
 from django.http import HttpRequest
 
-from dashboard.auth.queue_access import for_request
+from dashboard.auth.queue_access import QueueAccess, for_request
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
 
@@ -26,7 +26,11 @@ def matches_pattern(ref: QueueRef, patterns: Sequence[str]) -> bool:
 async def queues_to_search(request: HttpRequest, patterns: Sequence[str]) -> list[QueueRef]:
     """The queues a search by this request covers, in the overview's order of names: those
     its user may view (QUEUE_ACCESS) and ``patterns`` name."""
+    return await queues_seen_by(await for_request(request), patterns)
+
+
+async def queues_seen_by(access: QueueAccess, patterns: Sequence[str]) -> list[QueueRef]:
+    """The same for a principal with no request (the MCP server's)."""
     found = await discovered()
-    access = await for_request(request)
     named = sorted(ref for ref in found.queues if matches_pattern(ref, patterns))
     return access.visible(named, lambda ref: ref.slug)

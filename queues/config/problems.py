@@ -43,6 +43,7 @@ _MAPPINGS = (
     "ALERTS",
     "WORKER",
     "ACTIONS",
+    "MCP",
 )
 _PAGE_SIZES = ("MIN_PAGE_SIZE", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE")
 # What QUEUE_OPTIONS may say about one queue.
@@ -163,6 +164,7 @@ def _values(config: Mapping[str, Any]) -> list[Problem]:
             bad(key, "must be a dict")
     found += threshold_problems(config)
     found += _live_bounds(config["LIVE"])
+    found += _mcp_problems(config["MCP"])
     if not isinstance(config["METRICS_TOKEN"], str):
         bad("METRICS_TOKEN", "must be a string (empty: metrics off)")
     if not isinstance(config["LIVE_KEY_PREFIX"], str) or not config["LIVE_KEY_PREFIX"]:
@@ -247,4 +249,23 @@ def _live_bounds(live: Any) -> list[Problem]:
                     f"0; it is {value!r}.",
                 )
             )
+    return found
+
+
+def _mcp_problems(raw: Any) -> list[Problem]:
+    """``MCP``: "ACTIONS" True or False, "USER" a name, "SCOPES" a list of names."""
+    if not isinstance(raw, Mapping):
+        return []  # said above: it must be a dict
+    mcp = {**DEFAULTS["MCP"], **raw}
+    found = []
+    unknown = sorted(set(map(str, raw)) - set(DEFAULTS["MCP"]))
+    if unknown:
+        found.append(Problem("E014", f"BULLPEN['MCP'] has unknown keys {unknown}."))
+    if not isinstance(mcp["ACTIONS"], bool):
+        found.append(Problem("E014", "BULLPEN['MCP']['ACTIONS'] must be True or False."))
+    if not isinstance(mcp["USER"], str) or not mcp["USER"]:
+        found.append(Problem("E014", "BULLPEN['MCP']['USER'] must be a user's name."))
+    scopes = mcp["SCOPES"]
+    if not isinstance(scopes, (list, tuple)) or not all(isinstance(s, str) for s in scopes):
+        found.append(Problem("E014", "BULLPEN['MCP']['SCOPES'] must be a list of scope names."))
     return found

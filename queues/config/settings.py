@@ -117,6 +117,11 @@ DEFAULTS: dict[str, Any] = {
         "dead_letter_queue": "dead-letter",
         "max_memory_mb": None,
     },
+    # The MCP server (``manage.py bullpen_mcp``, dashboard/mcp/): "ACTIONS" adds the retry,
+    # retry-group, pause and resume tools; "USER" is who it acts as (a Django user of that
+    # name lends it groups and permissions for QUEUE_ACCESS), "SCOPES" what rules name as
+    # "scope:<name>". Merged key by key.
+    "MCP": {"ACTIONS": False, "USER": "mcp", "SCOPES": []},
     # Bulk actions, run by the bulk-action executor (queues/bulk/): overrides of
     # queues.bulk.settings.BulkSettings (documented in docs/configuration.md).
     "ACTIONS": {},

@@ -171,6 +171,7 @@ def test_the_command_reports_configuration_errors(redis_server: Any) -> None:
         env={
             "DJANGO_SETTINGS_MODULE": "tests.settings",
             "BULLPEN_TEST_REDIS_URL": redis_server.url,
+            "BULLPEN_TEST_TASKS": "0",  # no Django tasks either
             "PATH": "/usr/bin:/bin",
         },
         capture_output=True,

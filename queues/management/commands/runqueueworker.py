@@ -1,4 +1,5 @@
-"""``manage.py runqueueworker [queue ...]``: run the registered job handlers until SIGTERM/SIGINT.
+"""``manage.py runqueueworker [queue ...]``: run the registered job handlers until SIGTERM/SIGINT,
+and the tasks of the site's BullMQ Tasks backends (queues/tasks/).
 
 Named so as not to clash with Channels' ``runworker``. See queues/runner/.
 """
@@ -19,6 +20,7 @@ from queues.runner.json_logs import configure_json_logs
 from queues.runner.memory import EXIT_OVER_MEMORY
 from queues.runner.registry import default_registry, load_handlers
 from queues.runner.supervisor import WorkerRunner
+from queues.tasks.runner import register_task_queues
 
 
 class Command(BaseCommand):
@@ -62,6 +64,8 @@ class Command(BaseCommand):
         configure_json_logs(level=getattr(logging, options["log_level"].upper()))
         try:
             registry = load_handlers(default_registry, options["module"])
+            # Django tasks (queues/tasks/): their queues run the tasks of the modules above.
+            register_task_queues(registry)
             connection = options["connection"]
             if connection is not None and connection not in connections.names():
                 raise RunnerConfigError(
