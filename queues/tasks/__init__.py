@@ -9,6 +9,16 @@
 
 from __future__ import annotations
 
-from queues.tasks.backend import BullMQBackend
+from typing import Any
 
 __all__ = ["BullMQBackend"]
+
+
+def __getattr__(name: str) -> Any:
+    # The backend is imported when Django asks for it by its path, not with the package: the
+    # dashboard reads a task job (mapping.py) without loading the backend's Redis clients.
+    if name == "BullMQBackend":
+        from queues.tasks.backend import BullMQBackend
+
+        return BullMQBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
