@@ -293,7 +293,7 @@ class Follower:
         if watching.jobs and chores.tail_logs.due():
             await self.logs.flush(redis)
         if chores.check_stuck.due():
-            await self.stuck.check()
+            await self.stuck.check(self.probe)
 
     async def _record_unwatched(self, redis: aioredis.Redis) -> None:
         """Nobody watches: only what history and the last hour's samples need; no counts are

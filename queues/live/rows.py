@@ -6,6 +6,8 @@ other changes go out state-only, and the page moves or drops those rows.
 
 from __future__ import annotations
 
+import redis.asyncio as aioredis
+
 from queues.config.settings import get_config
 from queues.live import protocol as live_protocol
 from queues.live.events import QueueEvent
@@ -86,7 +88,8 @@ class StuckChecks:
         self.connection = connection
         self.last: dict[QueueRef, int] = {}
 
-    async def check(self) -> None:
+    async def check(self, client: aioredis.Redis) -> None:
+        """``client``: one that fails at once when Redis is away (the pages hear that first)."""
         slugs = self.watching.queues | {slug for slug, _ in self.watching.jobs}
         refs = []
         for slug in slugs:
@@ -96,7 +99,7 @@ class StuckChecks:
                 continue
             if ref.connection == self.connection:
                 refs.append(ref)
-        found = await stuck_counts(refs) if refs else {}
+        found = await stuck_counts(refs, client) if refs else {}
         for ref, stuck in found.items():
             before = self.last.get(ref)
             if before is not None and before != stuck:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from redis.asyncio import Redis
+
 from queues.reads.keys import QueueRef
 from queues.reads.scripts import is_noscript, script
 from queues.redis import fastpipe
@@ -37,16 +39,19 @@ def is_stuck(state: str, lock_reply: object) -> bool:
     return state == "active" and lock_reply == 0
 
 
-async def stuck_counts(refs: Iterable[QueueRef]) -> dict[QueueRef, int]:
+async def stuck_counts(
+    refs: Iterable[QueueRef], client: Redis | None = None
+) -> dict[QueueRef, int]:
     """How many of each queue's active jobs (the oldest STUCK_SCAN_LIMIT) have no lock: one
-    round trip per connection. Queues whose read failed are left out."""
+    round trip per connection. Queues whose read failed are left out. ``client``: the one to
+    read all of them with (the live reader's, which fails at once when Redis is away)."""
     by_connection: dict[str, list[QueueRef]] = {}
     for ref in refs:
         by_connection.setdefault(ref.connection, []).append(ref)
     found: dict[QueueRef, int] = {}
     async with translate_redis_errors():
         for connection, members in by_connection.items():
-            redis = get_client(connection)
+            redis = client or get_client(connection)
             counter = script(redis, "count_stuck")
             commands: list[Command] = [
                 ("EVALSHA", counter.sha, 1, ref.key("active"), ref.key(""), STUCK_SCAN_LIMIT)
