@@ -12,6 +12,8 @@ window.bullpenSearchStream = (function () {
       signal: search.controller.signal,
       headers: { Accept: "application/x-ndjson" },
     });
+    // A query the server cannot read is said as an error, under the box.
+    progress.classList.toggle("search-error", !response.ok);
     if (!response.ok) {
       var problem = await response.json().catch(function () { return {}; });
       progress.textContent = problem.error || say("search_failed_status", "search failed ({status})", { status: response.status });
@@ -350,6 +352,7 @@ window.bullpenSearchStream = (function () {
         items.forEach(function (item) { apply(p, item, search); });
       });
       if (read && search.last && search.last.done) p.none.hidden = search.last.matched > 0;
+      if (!read) form.querySelector(".search-downloads").hidden = true;  // nothing to take away
     } catch (error) {
       if (!search.stopped) p.progress.textContent = say("search_failed", "search failed: {error}", { error: error.message });
     } finally {
@@ -364,6 +367,8 @@ window.bullpenSearchStream = (function () {
     var form = document.querySelector("form.search-all");
     if (!form || form.bullpenSearched) return;
     form.bullpenSearched = true;
+    // A query the server already said it cannot read is not sent again.
+    if (form.querySelector(".search-progress.search-error")) return;
     if (form.querySelector("input[name=q]").value.trim()) run(form);
   }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -84,12 +85,21 @@ async def test_query_error_download_and_saved_search(
         await field.fill("(name:charge OR")
         await field.press("Enter")
         await expect(progress).to_have_text("expected a term, NOT or '(' at character 16")
+        await expect(progress).to_have_class(re.compile(r"\bsearch-error\b"))
         await expect(rows).to_have_count(0)
+        await expect(page.get_by_test_id("search-downloads")).to_be_hidden()
         # The same page loaded with it says so as well, and searches nothing.
         await page.goto(f"{bullpen_server.url}/queues/search/?q=timestamp+%3E+yesterday")
         await expect(progress).to_contain_text(
             "expected now, now-<N>s|m|h|d or an ISO date at character 13"
         )
+        await expect(progress).to_have_class(re.compile(r"\bsearch-error\b"))
+        await expect(page.get_by_test_id("search-downloads")).to_be_hidden()
+        # Said right under the box, before the states to search.
+        box_bottom = await field.bounding_box() or {"y": 0, "height": 0}
+        said_top = (await progress.bounding_box() or {"y": 0})["y"]
+        states_top = (await page.locator(".search-states").bounding_box() or {"y": 0})["y"]
+        assert box_bottom["y"] + box_bottom["height"] <= said_top < states_top
 
         # Save the search under a name: listed on the page, suggested by the header's box.
         await field.fill(QUERY)
