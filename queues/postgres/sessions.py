@@ -35,21 +35,31 @@ class Session:
 
     async def command(self, name: str, params: list[Any]) -> list[dict[str, Any]]:
         """Rows of BullMQ's named command (``get_counts``, ``get_range``...)."""
-        sql, values = _to_pyformat(sql_loader.load_command(name), params)
-        return await self.query(sql, values)
+        return (await self.commands([(name, params)]))[0]
+
+    async def commands(self, calls: list[tuple[str, list[Any]]]) -> list[list[dict[str, Any]]]:
+        """Rows of several of BullMQ's commands, sent together (one round trip)."""
+        return await self.queries(
+            [_to_pyformat(sql_loader.load_command(name), params) for name, params in calls]
+        )
 
     async def query(
         self, sql: str, params: list[Any] | tuple[Any, ...] = ()
     ) -> list[dict[str, Any]]:
+        return (await self.queries([(sql, list(params))]))[0]
+
+    async def queries(self, statements: list[tuple[str, list[Any]]]) -> list[list[dict[str, Any]]]:
+        if not statements:
+            return []
         async with self.lock:
             try:
                 conn = await self._open()
-                async with conn.cursor() as cursor:
-                    await cursor.execute(sql, params)
-                    if cursor.description is None:
-                        return []
-                    names = [column.name for column in cursor.description]
-                    return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+                if len(statements) == 1:
+                    return [await _rows(await conn.execute(*statements[0]))]
+                # Pipeline mode: every statement is sent before the first answer is awaited.
+                async with conn.pipeline():
+                    cursors = [await conn.execute(sql, params) for sql, params in statements]
+                return [await _rows(cursor) for cursor in cursors]
             except psycopg.Error as error:
                 await self._drop()
                 raise StoreUnavailable(self._reason(error)) from error
@@ -105,6 +115,13 @@ async def _check_schema(conn: psycopg.AsyncConnection[Any], url: PostgresUrl) ->
     found = schema.problem(url, state)
     if found is not None:
         raise StoreUnavailable(f"PostgreSQL at {redact(url.conninfo)}: {found}")
+
+
+async def _rows(cursor: psycopg.AsyncCursor[Any]) -> list[dict[str, Any]]:
+    if cursor.description is None:
+        return []
+    names = [column.name for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
 
 
 def _first_line(error: BaseException) -> str:

@@ -19,6 +19,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from queues.errors import BullpenError
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis.clients import get_client
 from queues.redis.cluster import is_cluster, masters
 from queues.redis.errors import translate_redis_errors
@@ -167,7 +168,8 @@ async def list_workers(refs: list[QueueRef]) -> list[WorkerConnection]:
     """The worker connections of ``refs`` (one CLIENT LIST per connection they are on);
     :class:`ClientListRefused` when Redis will not say."""
     found: list[WorkerConnection] = []
-    for connection, share in by_connection(refs).items():
+    # Workers on a Postgres store name no Redis connection: they are not listed here yet.
+    for connection, share in by_connection(on_redis(refs)).items():
         async with translate_redis_errors():
             try:
                 text = await _client_list(get_client(connection))
