@@ -91,3 +91,28 @@ def _summary(
         rate_limit=(max_jobs, duration) if max_jobs and duration else None,
         version=meta.get("version"),
     )
+
+
+_HYGIENE_SQL = """
+SELECT
+  (SELECT count(*) FROM job WHERE queue = %s AND state = 'completed') AS completed,
+  (SELECT count(*) FROM job WHERE queue = %s AND state = 'failed') AS failed,
+  (SELECT count(*) FROM event WHERE queue = %s) AS events,
+  (SELECT count(*) FROM metrics WHERE queue = %s) AS metrics
+"""
+
+
+async def hygiene(ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
+    """The queue's meta rows, and the figures hygiene warnings are decided on: finished jobs
+    kept, event rows, metrics rows (Postgres has no legacy repeatable jobs)."""
+    meta_rows, figures = await session(ref.connection).queries(
+        [
+            (
+                "SELECT field, value FROM meta WHERE queue = %s AND value IS NOT NULL",
+                [ref.name],
+            ),
+            (_HYGIENE_SQL, [ref.name] * 4),
+        ]
+    )
+    meta = {str(row["field"]): str(row["value"]) for row in meta_rows}
+    return meta, {name: int(value) for name, value in figures[0].items()}

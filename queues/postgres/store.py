@@ -34,5 +34,8 @@ class PostgresStore:
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]:
         return await job_reads.job_live_view(ref, job_id)
 
+    async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
+        return await queue_reads.hygiene(ref)
+
 
 POSTGRES = PostgresStore()

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from queues.reads.keys import QueueRef
 from queues.reads.scripts import is_noscript, script
+from queues.reads.store import on_redis
 from queues.redis import fastpipe
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
@@ -41,7 +42,7 @@ async def stuck_counts(refs: Iterable[QueueRef]) -> dict[QueueRef, int]:
     """How many of each queue's active jobs (the oldest STUCK_SCAN_LIMIT) have no lock: one
     round trip per connection. Queues whose read failed are left out."""
     by_connection: dict[str, list[QueueRef]] = {}
-    for ref in refs:
+    for ref in on_redis(refs):  # a lock is a Redis key: other stores are not counted here
         by_connection.setdefault(ref.connection, []).append(ref)
     found: dict[QueueRef, int] = {}
     async with translate_redis_errors():
