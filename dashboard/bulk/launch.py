@@ -48,11 +48,12 @@ def ensure_runner(connection: str | None = None) -> Runner:
     """Start this loop's runner of every connection (those already running are kept); the
     one of ``connection`` (None: the default one)."""
     runners = {
-        name: registry.ensure(runner_slot(name), _runner_of(name)) for name in connections.names()
+        name: registry.ensure(runner_slot(name), _runner_of(name))
+        for name in connections.redis_names()
     }
-    wanted = connection or connections.default_name()
+    wanted = connection or connections.state_name()
     if wanted not in runners:  # a connection no longer configured: its runner is the default's
-        wanted = connections.default_name()
+        wanted = connections.state_name()
     return runners[wanted]
 
 

@@ -56,7 +56,9 @@ class Supervisor:
     def __init__(self, interest: Interest) -> None:
         self.interest = interest
         self.followers = {
-            name: Follower(publish, interest, connection=name) for name in connections.names()
+            # Followers read Redis' event streams: a Postgres store has none of its own here.
+            name: Follower(publish, interest, connection=name)
+            for name in connections.redis_names()
         }
         self.restarts = 0
 
