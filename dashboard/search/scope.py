@@ -11,6 +11,7 @@ from django.http import HttpRequest
 from dashboard.auth.queue_access import for_request
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 
 
 def matches_pattern(ref: QueueRef, patterns: Sequence[str]) -> bool:
@@ -28,5 +29,6 @@ async def queues_to_search(request: HttpRequest, patterns: Sequence[str]) -> lis
     its user may view (QUEUE_ACCESS) and ``patterns`` name."""
     found = await discovered()
     access = await for_request(request)
-    named = sorted(ref for ref in found.queues if matches_pattern(ref, patterns))
+    # Searches scan Redis; a Postgres store's queues are not searched yet.
+    named = sorted(ref for ref in on_redis(found.queues) if matches_pattern(ref, patterns))
     return access.visible(named, lambda ref: ref.slug)

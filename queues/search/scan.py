@@ -27,6 +27,7 @@ from queues.reads.discovery import known
 from queues.reads.jsontext import dumps, loads_shown
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import fetch_jobs
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
 from queues.search.step_pace import Pace
@@ -127,6 +128,8 @@ async def search(
     """``pace``, when given, sizes every step instead of ``chunk`` (and learns from each)."""
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
+    if other_store(ref.connection) is not None:
+        raise BadParameter(f"Search is not available yet for {ref.slug!r}: a PostgreSQL store")
     query = parse_query(raw_query)
     config = get_config()
     budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)
