@@ -75,7 +75,7 @@ class Session:
             options=f"-c search_path={self.url.quoted_schema}",
         )
         try:
-            await _check_schema(conn, self.url)
+            await check_schema(conn, self.url)
         except BaseException:
             await conn.close()
             raise
@@ -88,23 +88,13 @@ class Session:
             await conn.close()
 
     def _reason(self, error: psycopg.Error) -> str:
-        where = f"PostgreSQL at {redact(self.url.conninfo)}"
-        if isinstance(error, psycopg.OperationalError) and error.sqlstate is None:
-            return f"{where} is unreachable: {_first_line(error)}"
-        if isinstance(error, pg_errors.InsufficientPrivilege):
-            return f"{where} refused a read of BullMQ's schema: {_first_line(error)}"
-        if isinstance(error, pg_errors.UndefinedTable | pg_errors.UndefinedFunction):
-            return (
-                f"{where}: BullMQ's schema {self.url.schema!r} lacks what Bullpen reads "
-                f"({_first_line(error)}); run BullMQ's migrations"
-            )
-        return f"{where} answered with an error: {_first_line(error)}"
+        return unreachable_reason(self.url, error)
 
     async def close(self) -> None:
         await self._drop()
 
 
-async def _check_schema(conn: psycopg.AsyncConnection[Any], url: PostgresUrl) -> None:
+async def check_schema(conn: psycopg.AsyncConnection[Any], url: PostgresUrl) -> None:
     try:
         async with conn.cursor() as cursor:
             await cursor.execute(schema.state_sql(url))
@@ -115,6 +105,21 @@ async def _check_schema(conn: psycopg.AsyncConnection[Any], url: PostgresUrl) ->
     found = schema.problem(url, state)
     if found is not None:
         raise StoreUnavailable(f"PostgreSQL at {redact(url.conninfo)}: {found}")
+
+
+def unreachable_reason(url: PostgresUrl, error: psycopg.Error) -> str:
+    """Why the store could not be used, in words a person can act on."""
+    where = f"PostgreSQL at {redact(url.conninfo)}"
+    if isinstance(error, psycopg.OperationalError) and error.sqlstate is None:
+        return f"{where} is unreachable: {_first_line(error)}"
+    if isinstance(error, pg_errors.InsufficientPrivilege):
+        return f"{where} refused BullMQ's schema to Bullpen: {_first_line(error)}"
+    if isinstance(error, pg_errors.UndefinedTable | pg_errors.UndefinedFunction):
+        return (
+            f"{where}: BullMQ's schema {url.schema!r} lacks what Bullpen uses "
+            f"({_first_line(error)}); run BullMQ's migrations"
+        )
+    return f"{where} answered with an error: {_first_line(error)}"
 
 
 async def _rows(cursor: psycopg.AsyncCursor[Any]) -> list[dict[str, Any]]:

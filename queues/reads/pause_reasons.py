@@ -25,6 +25,8 @@ def reason_key(ref: QueueRef) -> str:
 
 async def write_reason(ref: QueueRef, reason: str) -> None:
     """Keep ``reason`` (an empty one removes the last)."""
+    if not on_redis([ref]):
+        return  # kept beside the queue's keys: a Postgres store's queues keep none yet
     client = get_client(ref.connection)
     async with translate_redis_errors():
         if reason:
