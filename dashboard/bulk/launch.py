@@ -24,13 +24,16 @@ from dashboard.live import channel_groups
 from dashboard.pages.confirmations import confirmation
 from dashboard.services import registry
 from dashboard.services.registry import Slot
+from queues.actions import sweeps
 from queues.actions.result import ActionResult
 from queues.bulk.executor import Runner
 from queues.bulk.record import DONE, ActionRecord, RequestedBy
 from queues.bulk.submit import submit
+from queues.errors import BadParameter
 from queues.failures.failure_groups import forget_shared
 from queues.live.protocol import bulk_message
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis import connections
 
 log = logging.getLogger("bullpen.actions")
@@ -84,7 +87,10 @@ async def stop() -> None:
 async def start(
     request: HttpRequest, kind: str, ref: QueueRef, params: dict[str, Any]
 ) -> ActionResult:
-    """Validate, record and audit a bulk action for the runner; the answer to give at once."""
+    """Validate, record and audit a bulk action for the runner; the answer to give at once.
+    A sweep of a queue on a store without bulk runners (Postgres) is done at once instead."""
+    if not on_redis([ref]):
+        return await _sweep_now(kind, ref, params)
     principal = request.bullpen_principal  # type: ignore[attr-defined]
     who = RequestedBy(
         principal.username,
@@ -109,6 +115,18 @@ async def start(
 
 
 _RESULT_KEYS = ("action", "queue", "count")
+
+
+async def _sweep_now(kind: str, ref: QueueRef, params: dict[str, Any]) -> ActionResult:
+    if kind == "retry-all":
+        return await sweeps.retry_all(ref, str(params["state"]))
+    if kind == "promote-all":
+        return await sweeps.promote_all(ref)
+    if kind == "clean":
+        return await sweeps.clean(
+            ref, str(params["state"]), int(params["grace_ms"]), int(params["limit"])
+        )
+    raise BadParameter(f"{kind} is not available yet for a queue on a PostgreSQL store")
 
 
 async def _submit(

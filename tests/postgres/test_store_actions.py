@@ -113,3 +113,23 @@ async def test_an_unreachable_store_answers_503(
         assert down.status_code == 503 and "is unreachable" in down.json()["error"]
         listed = await client.get("/queues/api/queues/")
     assert listed.status_code == 200
+
+
+async def test_retry_all_promote_all_and_clean_seen_by_node(
+    client: AsyncClient, pg_peer: PostgresPeer, scenario: dict[str, Any]
+) -> None:
+    retried = await ok(client, "queues/shop@pg/retry/", {"state": "failed"})
+    assert retried["count"] == 2 and retried["state"] == "failed"
+    promoted = await ok(client, "queues/shop@pg/promote/")
+    assert promoted["count"] == 2
+    node = pg_peer("inspect", "--queue", "shop")["counts"]
+    assert (node["failed"], node["delayed"], node["waiting"]) == (0, 0, 8)
+
+    cleaned = await ok(client, "queues/shop@pg/clean/", {"state": "completed", "grace_ms": "0"})
+    assert sorted(cleaned["jobIds"]) == sorted(scenario["ids"]["completed"])
+    assert pg_peer("inspect", "--queue", "shop")["counts"]["completed"] == 0
+    bad = await post(client, "queues/shop@pg/clean/", {"state": "everything"})
+    assert bad.status_code == 400
+    entries = [e async for e in AuditEntry.objects.filter(queue="shop@pg").order_by("id")]
+    assert [e.action for e in entries] == ["retry-all", "promote-all", "clean", "clean"]
+    assert [e.status for e in entries] == [200, 200, 200, 400]
