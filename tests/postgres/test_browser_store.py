@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, expect
 
+from tests.support.browser_pages import answer_dialogs
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer, PostgresPeer
 from tests.support.redis_server import RedisServer
@@ -50,3 +51,28 @@ async def test_overview_and_pages_of_a_postgres_queue(
     await expect(page.get_by_text("card declined: 0000").first).to_be_visible()
     await page.goto(f"{pg_site.url}/queues/q/shop@pg/jobs/charge-9/")
     await expect(page.get_by_text("attempt 3: charging card 0000")).to_be_visible()
+
+
+async def test_retry_from_the_job_page_and_retry_all_from_the_failed_tab(
+    pg_peer: PostgresPeer, pg_site: LiveServer, browser: Browser
+) -> None:
+    scenario = pg_peer("scenario", "--queue", "shop")
+    other = next(job_id for job_id in scenario["ids"]["failed"] if job_id != "charge-9")
+    context = await browser.new_context(
+        http_credentials={"username": "operator", "password": "s3cret-pass"}
+    )
+    page = await context.new_page()
+    answer_dialogs(page)  # the job used its attempts: Retry asks before giving one more
+    await page.goto(f"{pg_site.url}/queues/sign-in?next=/queues/q/shop@pg/jobs/charge-9/")
+    await expect(page.locator(".top .who")).to_have_text("operator")
+    await expect(page.locator('[data-testid="job-state"]')).to_have_text("failed")
+    async with page.expect_navigation():
+        await page.click('[data-testid="retry"]')
+    await expect(page.locator("#toast")).to_contain_text("Job charge-9 retried")
+    await expect(page.locator('[data-testid="job-state"]')).to_have_text("waiting")
+    assert pg_peer("job-status", "--queue", "shop", "--id", "charge-9")["state"] == "waiting"
+
+    await page.goto(f"{pg_site.url}/queues/q/shop@pg/?state=failed")
+    await page.get_by_role("button", name="Retry all failed").click()
+    await expect(page.locator("#toast")).to_contain_text("1 job retried")
+    assert pg_peer("job-status", "--queue", "shop", "--id", other)["state"] == "waiting"
