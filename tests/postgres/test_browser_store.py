@@ -76,3 +76,28 @@ async def test_retry_from_the_job_page_and_retry_all_from_the_failed_tab(
     await page.get_by_role("button", name="Retry all failed").click()
     await expect(page.locator("#toast")).to_contain_text("1 job retried")
     assert pg_peer("job-status", "--queue", "shop", "--id", other)["state"] == "waiting"
+
+
+async def test_counts_of_a_postgres_queue_move_live(
+    pg_peer: PostgresPeer, pg_site: LiveServer, browser: Browser
+) -> None:
+    pg_peer("add", "--queue", "shop", "--name", "order", "--data", "{}")
+    page = await browser.new_page(viewport={"width": 1200, "height": 800})
+    await page.goto(f"{pg_site.url}/queues/")
+    waiting = page.locator('tr[data-queue="shop@pg"] td[data-state="waiting"]')
+    await expect(waiting).to_have_text("1")
+    await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    # Node adds and works jobs; the overview follows without a reload.
+    pg_peer("add-bulk", "--queue", "shop", "--name", "order", "--count", "4")
+    await expect(waiting).to_have_text("5")
+    pg_peer("work", "--queue", "shop", "--count", "5")
+    await expect(waiting).to_have_text("0")
+    await expect(page.locator('tr[data-queue="shop@pg"] td[data-state="completed"]')).to_have_text(
+        "5"
+    )
+    # A queue page's tab counts follow too.
+    queue_page = await browser.new_page()
+    await queue_page.goto(f"{pg_site.url}/queues/q/shop@pg/")
+    await expect(queue_page.locator('.tab[data-state="waiting"] .count')).to_have_text("0")
+    pg_peer("add", "--queue", "shop", "--name", "order", "--data", "{}")
+    await expect(queue_page.locator('.tab[data-state="waiting"] .count')).to_have_text("1")
