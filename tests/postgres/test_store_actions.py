@@ -133,3 +133,15 @@ async def test_retry_all_promote_all_and_clean_seen_by_node(
     entries = [e async for e in AuditEntry.objects.filter(queue="shop@pg").order_by("id")]
     assert [e.action for e in entries] == ["retry-all", "promote-all", "clean", "clean"]
     assert [e.status for e in entries] == [200, 200, 200, 400]
+
+
+async def test_update_data_duplicate_and_priority_seen_by_node(
+    client: AsyncClient, pg_peer: PostgresPeer, scenario: dict[str, Any]
+) -> None:
+    await ok(client, "queues/shop@pg/jobs/order-42/data/", {"data": '{"order": 42, "b": "<x>"}'})
+    copy = (await ok(client, "queues/shop@pg/jobs/order-42/duplicate/"))["newJobId"]
+    await ok(client, f"queues/shop@pg/jobs/{copy}/priority/", {"priority": "5"})
+    seen = pg_peer("inspect", "--queue", "shop", "--ids", f"order-42,{copy}")["details"]
+    assert seen["order-42"]["data"] == {"order": 42, "b": "<x>"}
+    assert seen[copy]["data"] == {"order": 42, "b": "<x>"} and seen[copy]["name"] == "process-order"
+    assert (seen[copy]["priority"], seen[copy]["state"]) == (5, "prioritized")
