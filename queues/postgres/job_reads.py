@@ -16,6 +16,7 @@ from bullmq.backends.postgres_backend import _row_to_job_map
 
 from queues.config.settings import get_config
 from queues.errors import JobGone, QueueNotFound
+from queues.postgres import rows
 from queues.postgres.queue_reads import exists, ref_of
 from queues.postgres.sessions import session
 from queues.reads.job_fields import job_from_hash
@@ -29,31 +30,15 @@ _LIST_STATES = frozenset({"waiting", "active", "paused"})
 _COUNT_COLUMNS = {"paused": "waiting"}
 
 
-def _cut(raw: dict[str, str], cap: int | None) -> tuple[dict[str, str], dict[str, int]]:
-    if cap is None:
-        return raw, {}
-    cut = {name: len(value) for name, value in raw.items() if len(value) > cap}
-    return {name: value[:cap] if name in cut else value for name, value in raw.items()}, cut
-
-
 def _job(row: dict[str, Any], cap: int | None) -> dict[str, Any]:
-    raw, cut = _cut(_row_to_job_map(row), cap)
-    job = job_from_hash(str(row["id"]), raw, cut)
+    raw, lengths = rows.cut(_row_to_job_map(row), cap)
+    job = job_from_hash(str(row["id"]), raw, lengths)
     job["dueAt"] = row.get("process_at_ms") if row.get("state") == "delayed" else None
     locked_until = row.get("locked_until_ms")
     job["stuck"] = row.get("state") == "active" and (
         locked_until is None or locked_until < time.time() * 1000
     )
     return job
-
-
-def _state(row: dict[str, Any]) -> str:
-    """The job's state as BullMQ's ``getState`` says it (a waiting job with a priority is
-    prioritized)."""
-    state = str(row.get("state"))
-    if state == "waiting" and int(row.get("priority") or 0) > 0:
-        return "prioritized"
-    return state
 
 
 async def job_page(
@@ -78,10 +63,10 @@ async def job_page(
     total = int(counted[0].get(_COUNT_COLUMNS.get(state, state)) or 0)
     if state == "paused" and str(counted[0].get("paused")) != "1":
         ids, total = [], 0  # a queue that is not paused has no paused jobs
-    rows = await pages.commands([("get_job_data", [ref.name, job_id]) for job_id in ids])
+    found_rows = await pages.commands([("get_job_data", [ref.name, job_id]) for job_id in ids])
     cap = int(get_config()["LIST_FIELD_CAP"])
     jobs = []
-    for found in rows:
+    for found in found_rows:
         if not found:
             continue  # removed since its id was read
         job = _job(found[0], cap)
@@ -120,7 +105,7 @@ async def job_detail(
         raise JobGone(f"No job {job_id!r} in queue {ref.slug!r}")
     row = data[0]
     job = _job(row, cap)
-    job["state"] = _state(row)
+    job["state"] = rows.job_state(row)
     job["queueQualifiedName"] = ref.qualified_name
     job["logs"] = [str(line["row"]) for line in reversed(logs)]
     job["logsCount"] = int(log_count[0]["count"]) if log_count else 0
@@ -154,5 +139,5 @@ async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
         return {"id": job_id, "state": "removed"}
     job = _job(found[0], int(get_config()["DETAIL_FIELD_CAP"]))
     job.pop("data", None)
-    job["state"] = _state(found[0])
+    job["state"] = rows.job_state(found[0])
     return job

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from queues.config.settings import default_prefix, get_config
+from queues.postgres import rows
 from queues.postgres.sessions import session
 from queues.reads.counts import QueueSummary
 from queues.reads.discovery import Discovered
-from queues.reads.keys import STATES, QueueRef
+from queues.reads.keys import QueueRef
 
 # Distinct queues of the job table by its (queue, id) key: one index probe per queue.
 _QUEUES_SQL = """
@@ -36,8 +37,8 @@ def ref_of(name: str, connection: str) -> QueueRef:
 
 
 async def discover(connection: str) -> Discovered:
-    rows = await session(connection).query(_QUEUES_SQL)
-    found = {ref_of(str(row["queue"]), connection) for row in rows}
+    listed = await session(connection).query(_QUEUES_SQL)
+    found = {ref_of(str(row["queue"]), connection) for row in listed}
     for slug in get_config()["QUEUES"]:
         ref = QueueRef.from_slug(slug)
         if ref.connection == connection:
@@ -46,12 +47,12 @@ async def discover(connection: str) -> Discovered:
 
 
 async def exists(ref: QueueRef) -> bool:
-    rows = await session(ref.connection).query(
+    answer = await session(ref.connection).query(
         "SELECT EXISTS (SELECT 1 FROM job WHERE queue = %s) "
         "OR EXISTS (SELECT 1 FROM meta WHERE queue = %s) AS found",
         [ref.name, ref.name],
     )
-    return bool(rows and rows[0]["found"])
+    return bool(answer and answer[0]["found"])
 
 
 async def summaries(connection: str, refs: list[QueueRef]) -> list[QueueSummary]:
@@ -60,37 +61,9 @@ async def summaries(connection: str, refs: list[QueueRef]) -> list[QueueSummary]
         calls += [("get_counts", [ref.name]), ("get_queue_meta", [ref.name])]
     replies = await session(connection).commands(calls)
     return [
-        _summary(ref, replies[2 * index], replies[2 * index + 1]) for index, ref in enumerate(refs)
+        rows.summary(ref, replies[2 * index], replies[2 * index + 1])
+        for index, ref in enumerate(refs)
     ]
-
-
-def _number(value: Any) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _summary(
-    ref: QueueRef, count_rows: list[dict[str, Any]], meta_rows: list[dict[str, Any]]
-) -> QueueSummary:
-    row = count_rows[0] if count_rows else {}
-    meta = {str(item["field"]): item["value"] for item in meta_rows}
-    paused = str(row.get("paused")) == "1"
-    counts = {state: int(row.get(state) or 0) for state in STATES if state != "paused"}
-    # As Node's BullMQ reports a paused Postgres queue: its waiting jobs count as paused.
-    counts["paused"] = counts["waiting"] if paused else 0
-    if paused:
-        counts["waiting"] = 0
-    max_jobs, duration = _number(meta.get("max")), _number(meta.get("duration"))
-    return QueueSummary(
-        ref=ref,
-        counts={state: counts[state] for state in STATES},
-        paused=paused,
-        global_concurrency=_number(meta.get("concurrency")),
-        rate_limit=(max_jobs, duration) if max_jobs and duration else None,
-        version=meta.get("version"),
-    )
 
 
 _HYGIENE_SQL = """
