@@ -15,6 +15,7 @@ from queues.postgres.sessions import session
 from queues.reads.counts import QueueSummary
 from queues.reads.discovery import Discovered
 from queues.reads.keys import QueueRef
+from queues.reads.workers import WorkerConnection
 
 # Distinct queues of the job table by its (queue, id) key: one index probe per queue.
 _QUEUES_SQL = """
@@ -89,3 +90,45 @@ async def hygiene(ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
     )
     meta = {str(row["field"]): str(row["value"]) for row in meta_rows}
     return meta, {name: int(value) for name, value in figures[0].items()}
+
+
+# BullMQ's own client list (commands/get_client_list.sql) with what a workers list shows:
+# where each session comes from, how long it has been up, and since when it is idle.
+_SESSIONS_SQL = """
+SELECT application_name,
+  COALESCE(host(client_addr), 'local') || ':' || COALESCE(client_port, 0) AS addr,
+  extract(epoch FROM now() - backend_start)::int AS age,
+  extract(epoch FROM now() - state_change)::int AS idle
+FROM pg_stat_activity
+WHERE datname = current_database() AND application_name <> ''
+"""
+
+
+async def workers(connection: str, refs: list[QueueRef]) -> list[WorkerConnection]:
+    """The worker sessions of ``refs``: BullMQ's workers name their LISTEN session after the
+    queue, Node's ``<queue>[:w:<name>]``, Python's ``<schema>:<queue>[:w:<name>]``."""
+    current = session(connection)
+    owners: dict[str, tuple[QueueRef, str]] = {}
+    for ref in refs:
+        owners[ref.name] = (ref, "node")
+        owners[f"{current.url.schema}:{ref.name}"] = (ref, "python")
+    found = []
+    for row in await current.query(_SESSIONS_SQL):
+        name = str(row["application_name"])
+        base, _, worker_name = name.partition(":w:")
+        owner = owners.get(base)
+        if owner is None:
+            continue
+        ref, library = owner
+        found.append(
+            WorkerConnection(
+                queue=ref.slug,
+                worker_name=worker_name,
+                library=library,
+                addr=str(row["addr"]),
+                age_s=int(row["age"] or 0),
+                idle_s=int(row["idle"] or 0),
+                client_name=name,
+            )
+        )
+    return found

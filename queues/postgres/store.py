@@ -9,6 +9,7 @@ from queues.reads.counts import QueueSummary
 from queues.reads.discovery import Discovered
 from queues.reads.keys import QueueRef
 from queues.reads.listing import JobPage
+from queues.reads.workers import WorkerConnection
 
 
 class PostgresStore:
@@ -33,6 +34,9 @@ class PostgresStore:
 
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]:
         return await job_reads.job_live_view(ref, job_id)
+
+    async def workers(self, connection: str, refs: list[QueueRef]) -> list[WorkerConnection]:
+        return await queue_reads.workers(connection, refs)
 
     async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
         return await queue_reads.hygiene(ref)

@@ -42,6 +42,10 @@ class QueueStore(Protocol):
 
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]: ...
 
+    async def workers(self, connection: str, refs: list[QueueRef]) -> list[Any]:
+        """The worker connections of ``refs`` (WorkerConnection items)."""
+        ...
+
     async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
         """The queue's meta fields, and its completed, failed, events and metrics counts."""
         ...

@@ -19,7 +19,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from queues.errors import BullpenError
 from queues.reads.keys import QueueRef
-from queues.reads.store import on_redis
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 from queues.redis.cluster import is_cluster, masters
 from queues.redis.errors import translate_redis_errors
@@ -168,8 +168,11 @@ async def list_workers(refs: list[QueueRef]) -> list[WorkerConnection]:
     """The worker connections of ``refs`` (one CLIENT LIST per connection they are on);
     :class:`ClientListRefused` when Redis will not say."""
     found: list[WorkerConnection] = []
-    # Workers on a Postgres store name no Redis connection: they are not listed here yet.
-    for connection, share in by_connection(on_redis(refs)).items():
+    for connection, share in by_connection(refs).items():
+        store = other_store(connection)
+        if store is not None:
+            found += await store.workers(connection, share)
+            continue
         async with translate_redis_errors():
             try:
                 text = await _client_list(get_client(connection))

@@ -4,6 +4,7 @@ keeps its queues and Bullpen's own state."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -127,3 +128,23 @@ async def streamed(client: AsyncClient, path: str) -> str:
     assert response.status_code == 200
     chunks = [chunk async for chunk in response.streaming_content]  # type: ignore[attr-defined]
     return b"".join(chunks).decode()
+
+
+async def test_a_node_worker_on_the_store_is_listed_while_it_runs(
+    client: AsyncClient, pg_peer: PostgresPeer, with_pg: dict[str, Any]
+) -> None:
+    pg_peer("add", "--queue", "shop", "--name", "first", "--data", "{}")
+    assert (await api(client, "queues/shop@pg/workers/"))["workers"] == []
+    working = asyncio.get_running_loop().run_in_executor(
+        None, lambda: pg_peer("work", "--queue", "shop", "--count", "2", "--timeout-ms", "30000")
+    )
+    listed: list[dict[str, Any]] = []
+    for _ in range(200):  # until the worker's session has named itself (at most 10 s)
+        listed = (await api(client, "queues/shop@pg/workers/"))["workers"]
+        if listed:
+            break
+        await asyncio.sleep(0.05)
+    assert [(w["queue"], w["library"]) for w in listed] == [("shop@pg", "node")]
+    assert listed[0]["clientName"] == "shop"
+    pg_peer("add", "--queue", "shop", "--name", "second", "--data", "{}")
+    assert (await working)["completed"] == 2
