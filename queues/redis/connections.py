@@ -62,6 +62,7 @@ def url_of_entry(entry: Any) -> str:
 @on_change
 def reset() -> None:
     configured.cache_clear()
+    postgres_set.cache_clear()
 
 
 def names() -> list[str]:
@@ -81,8 +82,13 @@ def postgres_names() -> list[str]:
     return [connection.name for connection in configured() if connection.is_postgres]
 
 
+@cache  # asked for every queue a read over thousands touches
+def postgres_set() -> frozenset[str]:
+    return frozenset(postgres_names())
+
+
 def is_postgres(name: str) -> bool:
-    return name in postgres_names()
+    return name in postgres_set()
 
 
 def state_name() -> str:

@@ -40,7 +40,8 @@ async def execute(
     ``packed``: the commands' RESP, used when they all go to one connection."""
     if not commands:
         return []
-    if any(stores.is_postgres(name) for name in connections):
+    other = stores.postgres_set()
+    if other and not other.isdisjoint(connections):
         return await _on_redis_only(connections, commands)
     first = connections[0]
     if all(name == first for name in connections):
