@@ -4,6 +4,7 @@ state, what the checks say about it, and how a BullMQ schema's version is judged
 from __future__ import annotations
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from dashboard.checks import mounting
@@ -93,3 +94,9 @@ def test_a_schema_is_judged_by_its_migrations_and_the_bullmq_major_it_needs() ->
     assert older is not None and f"needs {newest} or later" in older
     newer = schema.problem(url, schema.SchemaState(14, 7))
     assert newer is not None and "BullMQ 7 or newer" in newer
+
+
+def test_the_worker_runner_says_it_does_not_work_a_postgres_store_yet() -> None:
+    config = {"CONNECTIONS": {"state": "redis://r:6379/0", "pg": PG}}
+    with override_settings(BULLPEN=config), pytest.raises(CommandError, match=r"'pg' is a Post"):
+        call_command("runqueueworker", connection="pg")
