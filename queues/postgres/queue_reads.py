@@ -11,6 +11,7 @@ from typing import Any
 
 from queues.config.settings import default_prefix, get_config
 from queues.postgres import rows
+from queues.postgres.bullmq_queues import postgres_queue
 from queues.postgres.sessions import session
 from queues.reads.counts import QueueSummary
 from queues.reads.discovery import Discovered
@@ -131,4 +132,14 @@ async def workers(connection: str, refs: list[QueueRef]) -> list[WorkerConnectio
                 client_name=name,
             )
         )
+    return found
+
+
+async def schedulers(ref: QueueRef, limit: int) -> list[tuple[str, dict[str, str], int | None]]:
+    """The queue's job schedulers, next to run first, as BullMQ's own Postgres backend reads
+    them: (id, the fields a Redis scheduler hash holds, the next run in ms)."""
+    backend = postgres_queue(ref).backend
+    found: list[tuple[str, dict[str, str], int | None]] = await backend.getJobSchedulers(
+        0, limit - 1, True
+    )
     return found

@@ -38,6 +38,11 @@ class PostgresStore:
     async def workers(self, connection: str, refs: list[QueueRef]) -> list[WorkerConnection]:
         return await queue_reads.workers(connection, refs)
 
+    async def schedulers(
+        self, ref: QueueRef, limit: int
+    ) -> list[tuple[str, dict[str, str], int | None]]:
+        return await queue_reads.schedulers(ref, limit)
+
     async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
         return await queue_reads.hygiene(ref)
 

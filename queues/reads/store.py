@@ -46,6 +46,10 @@ class QueueStore(Protocol):
         """The worker connections of ``refs`` (WorkerConnection items)."""
         ...
 
+    async def schedulers(self, ref: QueueRef, limit: int) -> list[Any]:
+        """(id, scheduler fields as BullMQ's Redis hash holds them, next run in ms) each."""
+        ...
+
     async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
         """The queue's meta fields, and its completed, failed, events and metrics counts."""
         ...

@@ -148,3 +148,24 @@ async def test_a_node_worker_on_the_store_is_listed_while_it_runs(
     assert listed[0]["clientName"] == "shop"
     pg_peer("add", "--queue", "shop", "--name", "second", "--data", "{}")
     assert (await working)["completed"] == 2
+
+
+async def test_job_schedulers_are_listed_as_node_reads_them(
+    client: AsyncClient, pg_peer: PostgresPeer, with_pg: dict[str, Any]
+) -> None:
+    pg_peer("upsert-scheduler", "--queue", "shop", "--id", "hourly", "--pattern", "0 * * * *")
+    made = pg_peer("upsert-scheduler", "--queue", "shop", "--id", "tick", "--every", "60000")
+    node = {
+        scheduler_id: pg_peer("scheduler", "--queue", "shop", "--id", scheduler_id)["scheduler"]
+        for scheduler_id in ("hourly", "tick")
+    }
+    listed = (await api(client, "queues/shop@pg/schedulers/"))["schedulers"]
+    by_id = {entry["id"]: entry for entry in listed}
+    assert set(by_id) == {"hourly", "tick"}
+    assert [entry["next"] for entry in listed] == sorted(entry["next"] for entry in listed)
+    for scheduler_id, seen in node.items():
+        assert by_id[scheduler_id]["next"] == seen["next"]
+        assert by_id[scheduler_id]["name"] == seen["name"]
+    assert by_id["hourly"]["pattern"] == "0 * * * *" and by_id["tick"]["every"] == 60000
+    assert by_id["tick"]["template"]["data"] == {"scheduler": "tick"}
+    assert made["nextJob"] is not None
