@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queues.postgres import job_reads, queue_reads
+from queues.postgres import flow, job_reads, queue_reads
 from queues.reads.counts import QueueSummary
 from queues.reads.discovery import Discovered
 from queues.reads.keys import QueueRef
@@ -42,6 +42,11 @@ class PostgresStore:
         self, ref: QueueRef, limit: int
     ) -> list[tuple[str, dict[str, str], int | None]]:
         return await queue_reads.schedulers(ref, limit)
+
+    async def flow(
+        self, ref: QueueRef, job_id: str, depth: int, max_children: int, max_nodes: int | None
+    ) -> dict[str, Any]:
+        return await flow.read_flow(ref, job_id, depth, max_children, max_nodes)
 
     async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
         return await queue_reads.hygiene(ref)

@@ -50,6 +50,12 @@ class QueueStore(Protocol):
         """(id, scheduler fields as BullMQ's Redis hash holds them, next run in ms) each."""
         ...
 
+    async def flow(
+        self, ref: QueueRef, job_id: str, depth: int, max_children: int, max_nodes: int | None
+    ) -> dict[str, Any]:
+        """The flow holding the job, from its root (queues/reads/flow.py's shape)."""
+        ...
+
     async def hygiene(self, ref: QueueRef) -> tuple[dict[str, str], dict[str, int]]:
         """The queue's meta fields, and its completed, failed, events and metrics counts."""
         ...

@@ -56,3 +56,11 @@ async def test_hostile_job_data_is_escaped(
     for body in (listing, job):
         assert "<script>alert(1)" not in body and "<img src=x" not in body
         assert "&lt;img src=x onerror=alert(1)&gt;" in body
+
+
+@pytest.mark.parametrize("fragment", ["flow/", "edit-data/"])
+async def test_a_job_pages_fragments_answer(
+    client: AsyncClient, scenario: dict[str, Any], fragment: str
+) -> None:
+    body = await page(client, f"q/shop@pg/jobs/bundle-1/{fragment}")
+    assert "bundle-1" in body or "release-1" in body

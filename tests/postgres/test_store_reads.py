@@ -5,6 +5,7 @@ keeps its queues and Bullpen's own state."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -169,3 +170,16 @@ async def test_job_schedulers_are_listed_as_node_reads_them(
     assert by_id["hourly"]["pattern"] == "0 * * * *" and by_id["tick"]["every"] == 60000
     assert by_id["tick"]["template"]["data"] == {"scheduler": "tick"}
     assert made["nextJob"] is not None
+
+
+async def test_a_flow_tree_reads_as_the_same_flow_on_redis_does(
+    client: AsyncClient, peer: Peer, scenario: dict[str, Any]
+) -> None:
+    peer("scenario", "--queue", "shop")  # the same flow, written by Node to Redis
+    on_pg = await api(client, "queues/shop-children@pg/jobs/compile-js/flow/")
+    on_redis = await api(client, "queues/shop-children@main/jobs/compile-js/flow/")
+    as_text = json.dumps(on_pg).replace("@pg", "@store")
+    assert json.loads(as_text) == json.loads(json.dumps(on_redis).replace("@main", "@store"))
+    assert on_pg["levelsAboveJob"] == 1 and on_pg["root"]["id"] == "bundle-1"
+    assert on_pg["root"]["childCounts"]["pending"] == 2
+    assert [child["id"] for child in on_pg["root"]["children"]] == ["compile-css", "compile-js"]
