@@ -45,8 +45,6 @@ async def job_page(
     ref: QueueRef, state: str, page: int = 1, per_page: int = 50, order: str = "desc"
 ) -> JobPage:
     validate_page(state, page, per_page, order)
-    if not await exists(ref):
-        raise QueueNotFound(f"Unknown queue {ref.slug!r}")
     start = (page - 1) * per_page
     end = start + per_page - 1
     asc = order == "asc"
@@ -61,6 +59,9 @@ async def job_page(
     if asc and state in _LIST_STATES:
         ids.reverse()
     total = int(counted[0].get(_COUNT_COLUMNS.get(state, state)) or 0)
+    # Two round trips for a page: whether the queue exists is asked only of an empty one.
+    if not ids and not await exists(ref):
+        raise QueueNotFound(f"Unknown queue {ref.slug!r}")
     if state == "paused" and str(counted[0].get("paused")) != "1":
         ids, total = [], 0  # a queue that is not paused has no paused jobs
     found_rows = await pages.commands([("get_job_data", [ref.name, job_id]) for job_id in ids])
