@@ -44,6 +44,9 @@ async def test_a_dropped_table_names_the_store_and_keeps_the_others(
     assert 'relation "job" does not exist' in down["pg"] and "migrations" in down["pg"]
     page = await client.get("/queues/api/queues/shop@pg/jobs/?state=waiting")
     assert page.status_code == 503 and "run BullMQ's migrations" in page.json()["error"]
+    shown = (await client.get("/queues/")).content.decode()
+    assert "PostgreSQL store <strong>pg</strong> cannot be read" in shown
+    assert "Redis connection <strong>pg</strong>" not in shown
 
 
 async def test_a_role_refused_the_schema_is_named(
