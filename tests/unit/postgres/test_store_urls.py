@@ -100,3 +100,11 @@ def test_the_worker_runner_says_it_does_not_work_a_postgres_store_yet() -> None:
     config = {"CONNECTIONS": {"state": "redis://r:6379/0", "pg": PG}}
     with override_settings(BULLPEN=config), pytest.raises(CommandError, match=r"'pg' is a Post"):
         call_command("runqueueworker", connection="pg")
+
+
+def test_the_standalone_sites_redis_urls_take_a_postgres_store() -> None:
+    from bullpen_site.env_connections import connections as parse_store_urls
+
+    named = parse_store_urls(f"main=redis://r:6379/0 pg={PG}?schema=jobs")
+    assert named == {"main": {"URL": "redis://r:6379/0"}, "pg": {"URL": f"{PG}?schema=jobs"}}
+    assert _checks({"CONNECTIONS": named}) == []
