@@ -108,3 +108,23 @@ def test_the_standalone_sites_redis_urls_take_a_postgres_store() -> None:
     named = parse_store_urls(f"main=redis://r:6379/0 pg={PG}?schema=jobs")
     assert named == {"main": {"URL": "redis://r:6379/0"}, "pg": {"URL": f"{PG}?schema=jobs"}}
     assert _checks({"CONNECTIONS": named}) == []
+
+
+async def test_actions_a_postgres_store_does_not_do_yet_are_refused_first() -> None:
+    from django.test import RequestFactory
+
+    from dashboard.auth import mutation_steps as steps
+
+    def attempt(queue: str, action: str) -> steps.Attempt:
+        request = RequestFactory().post(f"/queues/api/queues/{queue}/{action}/")
+        return steps.Attempt(request, action, {"queue": queue})
+
+    config = {"CONNECTIONS": {"main": "redis://r:6379/0", "pg": PG}}
+    with override_settings(BULLPEN=config):
+        refusal = await steps.check_store(attempt("shop@pg", "empty"))
+        assert refusal is not None and refusal.status == 400
+        assert refusal.message == (
+            "empty is not available yet for 'shop@pg': a queue on a PostgreSQL store"
+        )
+        assert await steps.check_store(attempt("shop@pg", "retry-all")) is None
+        assert await steps.check_store(attempt("shop@main", "empty")) is None
