@@ -19,6 +19,7 @@ class DashboardConfig(AppConfig):
         from dashboard.checks import (  # noqa: F401
             access_settings,
             mounting,
+            postgres_store,
             redis_reachable,
             throttle,
             versions,

@@ -39,6 +39,11 @@ class RedisUnavailable(BullpenError):
     """Redis could not be reached or answered with an error."""
 
 
+class StoreUnavailable(RedisUnavailable):
+    """A PostgreSQL store could not be read: unreachable, refused, or its BullMQ schema is
+    missing or of a version Bullpen does not understand (the message says which)."""
+
+
 class NodeUnreachable(RedisUnavailable):
     """One master of a Redis Cluster could not be reached (the others may be)."""
 

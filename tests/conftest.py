@@ -28,7 +28,8 @@ from tests.support.live_server import (
     stop_bullpen,
 )
 from tests.support.paths import ROOT
-from tests.support.peer import Peer
+from tests.support.peer import Peer, PostgresPeer
+from tests.support.postgres_server import PostgresServer, missing_reason
 from tests.support.redis_server import RedisServer
 from tests.support.sentinel_topology import SentinelTopology
 
@@ -48,6 +49,9 @@ REAL_PARTS = (
     "sentinel_topology",
     "cluster_topology",
     "restricted_redis_url",
+    "postgres_server",
+    "postgres_url",
+    "pg_peer",
 )
 # What a unit test's Bullpen points at: nothing listens there, so a stray read fails at once.
 NO_REDIS = "redis://127.0.0.1:1/0"
@@ -199,6 +203,35 @@ def peer(redis_server: RedisServer) -> Peer:
     if not (ROOT / "tests" / "interop" / "node_modules" / "bullmq").exists():
         pytest.fail("Node peer not installed: run ./run test (it runs npm ci in tests/interop)")
     return Peer(redis_server.url)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL 15 per test process (BullMQ 6's second store)."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of the test process's PostgreSQL, with BullMQ's tables emptied for this test."""
+    postgres_server.empty()
+    return postgres_server.url
+
+
+@pytest.fixture
+def pg_peer(postgres_url: str) -> PostgresPeer:
+    """The Node BullMQ peer on the PostgreSQL store."""
+    if not (ROOT / "tests" / "interop" / "node_modules" / "pg").exists():
+        pytest.fail("Node peer not installed: run ./run test (it runs npm ci in tests/interop)")
+    return PostgresPeer(postgres_url)
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ class ScrapeCollector(Collector):
             "bullpen_redis_up", "1 when the connection's Redis answered this scrape.",
             labels=["connection"],
         )  # fmt: skip
-        for name in connections.names():
+        for name in connections.redis_names():
             up = self.scrape.redis_up and name not in self.scrape.unreachable
             family.add_metric([name], int(up))
         return family

@@ -7,6 +7,8 @@
 5. ``check_permission``: WRITE_ACCESS, then QUEUE_ACCESS's operate (403);
 6. ``check_same_site``: the request comes from this site, and a session's CSRF token (403);
 7. ``check_read_only``: the dashboard or the queue is not read-only (403);
+8. ``check_store``: the queue's store does the action (400 for one a PostgreSQL store does not
+   do yet);
 
 then ``perform`` (the action, its errors as statuses), ``audit`` (one row for everything that
 reached an authenticated principal) and ``answer`` (the JSON, and for a page's button where to
@@ -48,6 +50,8 @@ from dashboard.pages.htmx import htmx
 from queues.actions.result import ActionResult
 from queues.errors import BullpenError, OutcomeUnknown
 from queues.failures.failure_groups import forget_shared
+from queues.reads.keys import QueueRef
+from queues.redis import connections
 from queues.redis.errors import translate_redis_errors
 
 Action = Callable[..., Coroutine[Any, Any, ActionResult]]
@@ -174,6 +178,41 @@ async def check_read_only(attempt: Attempt) -> Refusal | None:
     return Refusal("Read-only: actions are disabled" + (f" for {queue!r}" if queue else ""), 403)
 
 
+# What a queue on a PostgreSQL store can be asked: what BullMQ's Postgres backend does for
+# Bullpen today (queues/postgres/). A queue-wide action on no one queue decides per queue.
+POSTGRES_ACTIONS = frozenset(
+    {
+        "retry",
+        "remove",
+        "promote",
+        "pause",
+        "resume",
+        "add",
+        "update-data",
+        "duplicate",
+        "priority",
+        "bulk",
+        "retry-all",
+        "promote-all",
+        "clean",
+    }
+)
+
+
+async def check_store(attempt: Attempt) -> Refusal | None:
+    queue = attempt.queue
+    if not queue or attempt.action in POSTGRES_ACTIONS or not connections.postgres_set():
+        return None
+    try:
+        ref = QueueRef.from_slug(queue)
+    except BullpenError:
+        return None  # the action says the queue is unknown
+    if not connections.is_postgres(ref.connection):
+        return None
+    message = f"{attempt.action} is not available yet for {queue!r}: a queue on a PostgreSQL store"
+    return Refusal(message, 400)
+
+
 CHECKS: tuple[Step, ...] = (
     allow_method,
     identify_principal,
@@ -182,6 +221,7 @@ CHECKS: tuple[Step, ...] = (
     check_permission,
     check_same_site,
     check_read_only,
+    check_store,
 )
 
 

@@ -24,13 +24,16 @@ from dashboard.live import channel_groups
 from dashboard.pages.confirmations import confirmation
 from dashboard.services import registry
 from dashboard.services.registry import Slot
+from queues.actions import sweeps
 from queues.actions.result import ActionResult
 from queues.bulk.executor import Runner
 from queues.bulk.record import DONE, ActionRecord, RequestedBy
 from queues.bulk.submit import submit
+from queues.errors import BadParameter
 from queues.failures.failure_groups import forget_shared
 from queues.live.protocol import bulk_message
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis import connections
 
 log = logging.getLogger("bullpen.actions")
@@ -48,11 +51,12 @@ def ensure_runner(connection: str | None = None) -> Runner:
     """Start this loop's runner of every connection (those already running are kept); the
     one of ``connection`` (None: the default one)."""
     runners = {
-        name: registry.ensure(runner_slot(name), _runner_of(name)) for name in connections.names()
+        name: registry.ensure(runner_slot(name), _runner_of(name))
+        for name in connections.redis_names()
     }
-    wanted = connection or connections.default_name()
+    wanted = connection or connections.state_name()
     if wanted not in runners:  # a connection no longer configured: its runner is the default's
-        wanted = connections.default_name()
+        wanted = connections.state_name()
     return runners[wanted]
 
 
@@ -83,7 +87,10 @@ async def stop() -> None:
 async def start(
     request: HttpRequest, kind: str, ref: QueueRef, params: dict[str, Any]
 ) -> ActionResult:
-    """Validate, record and audit a bulk action for the runner; the answer to give at once."""
+    """Validate, record and audit a bulk action for the runner; the answer to give at once.
+    A sweep of a queue on a store without bulk runners (Postgres) is done at once instead."""
+    if not on_redis([ref]):
+        return await _sweep_now(kind, ref, params)
     principal = request.bullpen_principal  # type: ignore[attr-defined]
     who = RequestedBy(
         principal.username,
@@ -108,6 +115,18 @@ async def start(
 
 
 _RESULT_KEYS = ("action", "queue", "count")
+
+
+async def _sweep_now(kind: str, ref: QueueRef, params: dict[str, Any]) -> ActionResult:
+    if kind == "retry-all":
+        return await sweeps.retry_all(ref, str(params["state"]))
+    if kind == "promote-all":
+        return await sweeps.promote_all(ref)
+    if kind == "clean":
+        return await sweeps.clean(
+            ref, str(params["state"]), int(params["grace_ms"]), int(params["limit"])
+        )
+    raise BadParameter(f"{kind} is not available yet for a queue on a PostgreSQL store")
 
 
 async def _submit(

@@ -1,6 +1,7 @@
 """Wiring the queue layer's follower to Channels: topics become channel-layer groups.
 
-A follower runs per Redis connection in each server process, under this module's supervisor,
+A follower runs per Redis connection in each server process (and a reader of counts per
+PostgreSQL store, queues/postgres/live_counts.py), under this module's supervisor,
 which the process's services start (dashboard/services/lifecycle.py: with the server, or with
 the first websocket where the server's start cannot be hooked); on each connection only the
 process holding its live lease reads that Redis (and the default connection's holder sends
@@ -16,7 +17,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
 
@@ -27,6 +28,9 @@ from queues.live.follower import Follower
 from queues.live.interest import Interest
 from queues.live.protocol import LiveMessage, Topic
 from queues.redis import connections
+
+if TYPE_CHECKING:
+    from queues.postgres.live_counts import PostgresLiveCounts
 
 log = logging.getLogger("bullpen.live")
 
@@ -56,9 +60,15 @@ class Supervisor:
     def __init__(self, interest: Interest) -> None:
         self.interest = interest
         self.followers = {
-            name: Follower(publish, interest, connection=name) for name in connections.names()
+            # Followers read Redis' event streams: a Postgres store has none of its own here.
+            name: Follower(publish, interest, connection=name)
+            for name in connections.redis_names()
         }
         self.restarts = 0
+        # Each Postgres store's counts, read from BullMQ's notifications (queues/postgres/).
+        self.stores: dict[str, Any] = {
+            name: _store_reader(name) for name in connections.postgres_names()
+        }
 
     @property
     def follower(self) -> Follower:
@@ -66,7 +76,23 @@ class Supervisor:
         return next(iter(self.followers.values()))
 
     async def run(self) -> None:
-        await asyncio.gather(*(self._keep_running(name) for name in self.followers))
+        await asyncio.gather(
+            *(self._keep_running(name) for name in self.followers),
+            *(self._keep_reading(name) for name in self.stores),
+        )
+
+    async def _keep_reading(self, name: str) -> None:
+        restarts = 0
+        while True:
+            try:
+                await self.stores[name].run()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the store is away or refused: try again later
+                log.warning("live updates: the reader of %s stopped: %s", name, error)
+            restarts += 1
+            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(restarts, 6)))
+            self.stores[name] = _store_reader(name)
 
     async def _keep_running(self, name: str) -> None:
         restarts = 0
@@ -83,6 +109,12 @@ class Supervisor:
             self.restarts += 1
             await asyncio.sleep(min(30.0, 0.5 * 2 ** min(restarts, 6)))
             self.followers[name] = Follower(publish, self.interest, connection=name)
+
+
+def _store_reader(connection: str) -> PostgresLiveCounts:
+    from queues.postgres.live_counts import PostgresLiveCounts  # loads the driver: Postgres only
+
+    return PostgresLiveCounts(publish, connection)
 
 
 LIVE_READER: Slot[Supervisor] = Slot("live-reader")

@@ -76,6 +76,8 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "first_prefix": default_prefix(),
         # With several Redis connections each row names its own.
         "several_connections": connections.several(),
+        # A store that cannot be read is named for what it is.
+        "postgres_stores": connections.postgres_names(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
         # Grouping by connection is offered when there is more than one.
         "groupings": [

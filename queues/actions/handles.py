@@ -11,6 +11,7 @@ it was sent is reported as of unknown outcome, never applied twice.
 from __future__ import annotations
 
 import asyncio
+import sys
 import weakref
 
 import redis.asyncio as aioredis
@@ -18,6 +19,7 @@ from bullmq import Queue
 
 from queues.config.settings import on_change
 from queues.reads.keys import QueueRef
+from queues.redis import connections
 from queues.redis.restricted import without_info
 from queues.redis.write_once import write_once_client
 
@@ -27,7 +29,12 @@ _handles: weakref.WeakKeyDictionary[
 
 
 def queue_for_actions(ref: QueueRef) -> Queue:
-    """This loop's bullmq Queue for ``ref``, on its connection's write-once client."""
+    """This loop's bullmq Queue for ``ref``, on its connection's write-once client; on a
+    Postgres store, on BullMQ's own Postgres backend (queues/postgres/bullmq_queues.py)."""
+    if connections.is_postgres(ref.connection):
+        from queues.postgres.bullmq_queues import postgres_queue
+
+        return postgres_queue(ref)
     loop = asyncio.get_running_loop()
     clients, queues = _handles.setdefault(loop, ({}, {}))
     queue = queues.get(ref)
@@ -51,6 +58,11 @@ async def close_current() -> None:
     clients, _queues = _handles.pop(loop, ({}, {}))
     for client in [*mine, *clients.values()]:
         await client.aclose()
+    if "queues.postgres.sessions" in sys.modules:  # a Postgres store was used in this process
+        from queues.postgres import bullmq_queues, sessions
+
+        await bullmq_queues.close_current()
+        await sessions.close_current()
 
 
 @on_change

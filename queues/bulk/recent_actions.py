@@ -14,7 +14,7 @@ from queues.redis.errors import reason, translate_redis_errors
 async def recent_everywhere(limit: int) -> list[ActionRecord]:
     """The ``limit`` newest actions over every connection, newest first. A connection that
     cannot be reached is left out while another answers (as the overview leaves it out)."""
-    names = connections.names()
+    names = connections.redis_names()  # bulk actions are recorded on Redis
     if len(names) == 1:
         async with translate_redis_errors():
             return await store_for(names[0]).recent(limit)

@@ -1,5 +1,5 @@
-"""What is wrong with the Redis servers ``settings.BULLPEN`` names: ``REDIS_URL`` and
-``CONNECTIONS``."""
+"""What is wrong with the stores ``settings.BULLPEN`` names: ``REDIS_URL`` and ``CONNECTIONS``
+(Redis servers, or PostgreSQL databases holding BullMQ 6's schema)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from queues.config.problem import Problem
+from queues.postgres.urls import PostgresUrlError, is_postgres_url, parse_postgres_url
 from queues.redis.urls import RedisUrlError, parse_redis_url, redact
 
 _URL_HINT = (
     "One server: redis://[user:password@]host:6379/0 (rediss:// for TLS, unix:///path.sock); "
     "Sentinel: redis+sentinel://[user:password@]host:26379[,host:26379…]/<service>[/<db>] "
-    "(rediss+sentinel:// for TLS)."
+    "(rediss+sentinel:// for TLS); BullMQ 6 on PostgreSQL: "
+    "postgresql://[user:password@]host:5432/<database>[?schema=bullmq]."
+)
+_STATE_HINT = (
+    "Add a Redis connection beside the PostgreSQL one, e.g. CONNECTIONS = {'state': {'URL': "
+    "'redis://127.0.0.1:6379/0'}, 'pg': {'URL': 'postgresql://…'}}: Bullpen keeps its live "
+    "lease, alerts, bulk actions and history there."
 )
 
 
@@ -28,6 +35,12 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
     beside it that names another server (which one would the dashboard read?)."""
     from queues.redis.connections import NAME_PATTERN, url_of_entry
 
+    if not named and is_postgres_url(redis_url):
+        message = (
+            "BULLPEN['REDIS_URL'] names a PostgreSQL store and there is no other connection: "
+            "Bullpen's own state needs a Redis connection."
+        )
+        return [Problem("E022", message, _STATE_HINT)]
     if not isinstance(named, Mapping):
         message = f"BULLPEN['CONNECTIONS'] must be a dict of named connections; it is {named!r}."
         return [Problem("E021", message, _CONNECTIONS_HINT)]
@@ -56,6 +69,12 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
         url = url_of_entry(entry)
         urls.append(url)
         found += redis_url_problems(url, f"BULLPEN['CONNECTIONS'][{name!r}]['URL']")
+    if urls and all(is_postgres_url(url) for url in urls):
+        message = (
+            "BULLPEN['CONNECTIONS'] names only PostgreSQL stores: Bullpen's own state needs a "
+            "Redis connection."
+        )
+        found.append(Problem("E022", message, _STATE_HINT))
     if named and redis_url is not None and redis_url not in urls:
         message = (
             f"BULLPEN has both REDIS_URL ({_shown(redis_url)}) and CONNECTIONS, whose "
@@ -71,10 +90,14 @@ def _shown(url: Any) -> str:
 
 
 def redis_url_problems(url: Any, where: str = "BULLPEN['REDIS_URL']") -> list[Problem]:
-    """Whether REDIS_URL names something Bullpen can connect to."""
+    """Whether REDIS_URL names something Bullpen can connect to: a Redis, or a PostgreSQL
+    database holding BullMQ's queues."""
     try:
-        parse_redis_url(url)
-    except RedisUrlError as error:
+        if is_postgres_url(url):
+            parse_postgres_url(url)
+        else:
+            parse_redis_url(url)
+    except (RedisUrlError, PostgresUrlError) as error:
         message = f"{where} = {_shown(url)} is not usable: {error}."
         return [Problem("E014", message, _URL_HINT)]
     return []

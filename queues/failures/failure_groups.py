@@ -22,6 +22,7 @@ from queues.failures.trends import Trend, record_and_read
 from queues.reads.discovery import known
 from queues.reads.keys import QueueRef
 from queues.reads.scripts import per_key
+from queues.reads.store import on_redis
 from queues.redis import fastpipe
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
@@ -216,6 +217,8 @@ async def shared_failure_groups(ref: QueueRef) -> GroupReport:
     """:func:`failure_groups` (default budget) for pages: one scan at a time per queue and
     failed count, and its report reused for a few seconds. Actions take a fresh report (their
     ids must be current)."""
+    if not on_redis([ref]):
+        return GroupReport([], 0, 0)  # read from Redis' failed sets: none on another store
     async with translate_redis_errors():
         failed = int(await get_client(ref.connection).zcard(ref.key("failed")))
     hit = _shared.get(ref)

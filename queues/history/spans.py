@@ -28,6 +28,7 @@ from queues.history.storage import (
     span_keys,
 )
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis import fastpipe, per_connection
 from queues.redis.clients import get_client
 from queues.redis.cluster import is_cluster
@@ -55,8 +56,9 @@ async def mget_each(refs: Sequence[QueueRef], keys: Sequence[list[str]]) -> list
     where a queue's keys share no slot with another's, one ``MGET`` a queue."""
     batches: list[tuple[str, list[int], list[str]]] = []  # connection, queues, their keys
     open_batch: dict[str, tuple[str, list[int], list[str]]] = {}
+    recorded = set(on_redis(refs))  # history is recorded from Redis' event streams alone
     for index, wanted in enumerate(keys):
-        if not wanted:
+        if not wanted or refs[index] not in recorded:
             continue
         connection = refs[index].connection
         batch = open_batch.get(connection)
@@ -71,7 +73,8 @@ async def mget_each(refs: Sequence[QueueRef], keys: Sequence[list[str]]) -> list
         [connection for connection, _, _ in batches],
         [("MGET", *batch_keys) for _, _, batch_keys in batches],
     )
-    found: list[Any] = [[] for _ in refs]
+    # A queue not read (not recorded) has none of its keys, as MGET would say.
+    found: list[Any] = [[None] * len(wanted) for wanted in keys]
     for (_, indexes, _), reply in zip(batches, replies, strict=True):
         at = 0
         for index in indexes:

@@ -22,6 +22,7 @@ from queues.hygiene.warnings import (
 )
 from queues.reads.keys import QueueRef
 from queues.reads.scripts import per_key
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
 
@@ -70,6 +71,19 @@ def _int(value: str | None) -> int | None:
 async def queue_info(ref: QueueRef) -> QueueInfo:
     """The queue's meta hash, its events stream's length, its kept finished jobs, whether
     metrics are recorded and its legacy repeatable jobs, with the warnings they call for."""
+    store = other_store(ref.connection)
+    if store is not None:
+        stored, kept = await store.hygiene(ref)
+        cap = _int(stored.get("opts.maxLenEvents"))
+        figures = Figures(
+            completed_kept=kept["completed"],
+            failed_kept=kept["failed"],
+            events_length=kept["events"],
+            max_len_events=cap if cap is not None else DEFAULT_MAX_LEN_EVENTS,
+            metrics_keys=kept["metrics"],
+            legacy_repeatables=0,
+        )
+        return QueueInfo(stored, figures, warnings_for(figures))
     redis = get_client(ref.connection)
     also = [
         ("HGETALL", ref.key("meta")),

@@ -17,6 +17,7 @@ from queues.config.settings import on_change
 from queues.errors import NodeUnreachable, RedisUnavailable
 from queues.reads.discovery import Discovered, discovered, discovered_on
 from queues.reads.keys import STATES, QueueRef
+from queues.reads.store import other_store
 from queues.redis import connections, fastpipe, reachability
 from queues.redis.clients import get_client
 from queues.redis.errors import reason, translate_redis_errors
@@ -232,6 +233,9 @@ async def _read_on(
     legacy_paused: frozenset[QueueRef],
     states: frozenset[str] | None = None,
 ) -> list[QueueSummary]:
+    store = other_store(connection)
+    if store is not None:
+        return await store.summaries(connection, refs)
     plan = [(ref, _queue_request(ref, ref in legacy_paused, states)) for ref in refs]
     commands = [command for _ref, request in plan for command in request.commands]
     packed = b"".join(request.packed for _ref, request in plan)

@@ -16,6 +16,7 @@ from redis.crc import key_slot
 
 from queues.errors import BadParameter
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis.clients import get_client
 from queues.redis.cluster import is_cluster, node_client
 from queues.redis.errors import translate_redis_errors
@@ -76,6 +77,8 @@ async def dedup_page(ref: QueueRef, cursor: int = 0, limit: int = DEFAULT_PAGE) 
     """Up to about ``limit`` keys from ``cursor`` on (SCAN may give a few more), sorted by id."""
     if not 1 <= limit <= MAX_PAGE:
         raise BadParameter(f"limit must be between 1 and {MAX_PAGE}")
+    if not on_redis([ref]):
+        return DedupPage()  # a Postgres store's dedup table is not listed yet
     scanner = await _scanner(ref)
     head = dedup_key(ref, "")
     names: list[str] = []

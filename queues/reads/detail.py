@@ -11,6 +11,7 @@ from queues.reads.job_fields import due_at_ms, job_from_hash
 from queues.reads.keys import QueueRef
 from queues.reads.listing import ROW_FIELDS
 from queues.reads.scripts import in_pipeline, read_capped_fields
+from queues.reads.store import other_store
 from queues.reads.stuck import is_stuck, lock_exists, lock_key
 from queues.redis import connections
 from queues.redis.clients import get_client
@@ -40,6 +41,9 @@ async def job_detail(
     """The job with ``state``, ``logs`` and ``children``: uncut, or with ``cap`` its fields cut
     at that many bytes inside Redis (named in ``truncated``), as the job page reads it: a 30 MB
     job then costs neither Redis nor this process more than the page shows."""
+    store = other_store(ref.connection)
+    if store is not None:
+        return await store.job_detail(ref, job_id, log_lines=log_lines, cap=cap)
     lines = int(log_lines if log_lines is not None else get_config()["DETAIL_LOG_LINES"])
     redis = get_client(ref.connection)
     job_key = ref.job_key(job_id)
@@ -156,6 +160,9 @@ async def _list_state(ref: QueueRef, job_id: str) -> str:
 async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
     """The job as its page's live parts show it, with its state (one round trip, two for a job
     in a list); ``{"id", "state": "removed"}`` once gone."""
+    store = other_store(ref.connection)
+    if store is not None:
+        return await store.job_live_view(ref, job_id)
     cap = int(get_config()["DETAIL_FIELD_CAP"])
     async with translate_redis_errors():
         zscores = [("ZSCORE", ref.key(state), job_id) for state in _ZSET_STATES]

@@ -24,6 +24,7 @@ from redis.exceptions import ResponseError
 from queues.config.settings import get_config, on_change
 from queues.live import seen_queues
 from queues.reads.keys import QueueRef
+from queues.reads.store import other_store
 from queues.redis import connections, fastpipe, reachability
 from queues.redis.clients import get_client
 from queues.redis.cluster import (
@@ -151,6 +152,8 @@ def add_seen(connection: str, refs: list[QueueRef]) -> None:
 async def _with_seen(connection: str, cached: Discovered) -> Discovered:
     """``cached`` with the queues the live reader (of any process) saw created since its
     scan, read from Redis at most every ``SEEN_READ_EVERY`` seconds."""
+    if other_store(connection) is not None:
+        return cached  # the live reader's finds are kept for Redis connections
     now = time.monotonic()
     if now - _seen_read_at.get(connection, -SEEN_READ_EVERY) < SEEN_READ_EVERY:
         return cached
@@ -213,6 +216,10 @@ def _node_of(cluster: Any, ref: QueueRef) -> str:
 
 
 async def _discover(connection: str) -> Discovered:
+    store = other_store(connection)
+    if store is not None:
+        listed: Discovered = await store.discover(connection)
+        return listed
     scanned_ms = seen_queues.now_ms()
     config = get_config()
     redis = get_client(connection)
@@ -302,4 +309,7 @@ async def known(ref: QueueRef) -> bool:
         return True
     if ":" in ref.name or ref.prefix not in get_config()["PREFIXES"]:
         return False
+    store = other_store(ref.connection)
+    if store is not None:
+        return await store.exists(ref)
     return bool(await get_client(ref.connection).exists(ref.key("meta"), ref.key("id")))

@@ -23,6 +23,7 @@ from queues.reads.job_fields import job_from_hash
 from queues.reads.jsontext import loads
 from queues.reads.keys import QueueRef
 from queues.reads.scripts import is_noscript, script
+from queues.reads.store import other_store
 from queues.redis import connections, fastpipe
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
@@ -261,6 +262,10 @@ async def read_flow(
     (at most ``max_children``), ``childCounts`` by kind and ``more`` (children not shown);
     ``cutAtDepth`` when it has children below ``depth``. ``max_nodes``: at most that many
     nodes in all, breadth first (the rest are counted in their parents' ``more``)."""
+    store = other_store(ref.connection)
+    if store is not None:
+        found: dict[str, Any] = await store.flow(ref, job_id, depth, max_children, max_nodes)
+        return found
     async with translate_redis_errors():
         root_ref, root_id, above = await _root(ref, job_id)
         root = _Node(root_ref, root_id)

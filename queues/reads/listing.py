@@ -14,6 +14,7 @@ from queues.reads.discovery import known
 from queues.reads.job_fields import due_at_ms, job_from_hash
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.scripts import read_capped_fields
+from queues.reads.store import other_store
 from queues.reads.stuck import is_stuck, lock_exists
 from queues.redis import fastpipe
 from queues.redis.clients import get_client
@@ -165,6 +166,10 @@ async def job_page(
     ref: QueueRef, state: str, page: int = 1, per_page: int = 50, order: str = "desc"
 ) -> JobPage:
     validate_page(state, page, per_page, order)
+    store = other_store(ref.connection)
+    if store is not None:
+        shown: JobPage = await store.job_page(ref, state, page, per_page, order)
+        return shown
     async with translate_redis_errors():
         if not await known(ref):
             raise QueueNotFound(f"Unknown queue {ref.slug!r}")

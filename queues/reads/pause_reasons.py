@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis.clients import get_client
 from queues.redis.connections import own_key_prefix
 from queues.redis.errors import translate_redis_errors
@@ -24,6 +25,8 @@ def reason_key(ref: QueueRef) -> str:
 
 async def write_reason(ref: QueueRef, reason: str) -> None:
     """Keep ``reason`` (an empty one removes the last)."""
+    if not on_redis([ref]):
+        return  # kept beside the queue's keys: a Postgres store's queues keep none yet
     client = get_client(ref.connection)
     async with translate_redis_errors():
         if reason:
@@ -36,7 +39,7 @@ async def pause_reasons(refs: list[QueueRef]) -> dict[QueueRef, str]:
     """The reasons kept for ``refs`` (one round trip per connection); queues without one are
     left out."""
     per_connection: dict[str, list[QueueRef]] = defaultdict(list)
-    for ref in refs:
+    for ref in on_redis(refs):
         per_connection[ref.connection].append(ref)
     found: dict[QueueRef, str] = {}
     async with translate_redis_errors():

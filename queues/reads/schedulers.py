@@ -21,6 +21,7 @@ from queues.config.redact_setting import configured_rules
 from queues.reads.jsontext import loads_shown
 from queues.reads.keys import QueueRef
 from queues.reads.redaction import redact_job
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
 
@@ -93,6 +94,13 @@ def scheduler_entry(
 
 async def list_schedulers(ref: QueueRef, limit: int = MAX_SCHEDULERS) -> list[dict[str, Any]]:
     """The queue's schedulers, next to run first (at most ``limit``)."""
+    store = other_store(ref.connection)
+    if store is not None:
+        now_ms = int(time.time() * 1000)
+        return [
+            scheduler_entry(str(key), float(next_ms or 0), fields or {}, now_ms)
+            for key, fields, next_ms in await store.schedulers(ref, limit)
+        ]
     redis = get_client(ref.connection)
     repeat = ref.key("repeat")
     async with translate_redis_errors():

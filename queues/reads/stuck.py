@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from queues.reads.keys import QueueRef
 from queues.reads.scripts import is_noscript, script
+from queues.reads.store import on_redis
 from queues.redis import fastpipe
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
@@ -46,7 +47,7 @@ async def stuck_counts(
     round trip per connection. Queues whose read failed are left out. ``client``: the one to
     read all of them with (the live reader's, which fails at once when Redis is away)."""
     by_connection: dict[str, list[QueueRef]] = {}
-    for ref in refs:
+    for ref in on_redis(refs):  # a lock is a Redis key: other stores are not counted here
         by_connection.setdefault(ref.connection, []).append(ref)
     found: dict[QueueRef, int] = {}
     async with translate_redis_errors():

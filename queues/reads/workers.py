@@ -19,6 +19,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from queues.errors import BullpenError
 from queues.reads.keys import QueueRef
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 from queues.redis.cluster import is_cluster, masters
 from queues.redis.errors import translate_redis_errors
@@ -168,6 +169,10 @@ async def list_workers(refs: list[QueueRef]) -> list[WorkerConnection]:
     :class:`ClientListRefused` when Redis will not say."""
     found: list[WorkerConnection] = []
     for connection, share in by_connection(refs).items():
+        store = other_store(connection)
+        if store is not None:
+            found += await store.workers(connection, share)
+            continue
         async with translate_redis_errors():
             try:
                 text = await _client_list(get_client(connection))

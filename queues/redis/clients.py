@@ -160,7 +160,8 @@ def new_client(
 def get_client(connection: str | None = None) -> aioredis.Redis:
     """The shared client of ``connection`` for the running event loop: reads, and writes safe
     to repeat."""
-    name = connections.default_name() if connection is None else connection
+    # No connection named: Bullpen's own state, kept on the first Redis connection.
+    name = connections.state_name() if connection is None else connection
     loop = asyncio.get_running_loop()
     mine = _clients.setdefault(loop, {})
     client = mine.get(name)

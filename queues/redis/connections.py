@@ -1,9 +1,11 @@
-"""The Redis servers the dashboard reads, each under a name.
+"""The stores the dashboard reads, each under a name: Redis servers, and PostgreSQL databases
+holding BullMQ 6's Postgres schema (``postgresql://`` URLs, queues/postgres/).
 
 ``BULLPEN["CONNECTIONS"] = {"eu": {"URL": "redis://…"}, "us": {"URL": "…"}}`` names several;
 ``BULLPEN["REDIS_URL"]`` alone is the short form of one, named ``default``. The first entry is
 the default connection: the worker runner's, and the one a queue slug without a connection
-(a link made while there was only one) names.
+(a link made while there was only one) names. Bullpen's own state (live lease, alerts, bulk
+actions, history) lives on the first Redis connection, the state connection.
 
 With several connections a queue's slug carries its connection after an ``@`` (``mail@eu``,
 ``jobs:mail@us``): connection names hold no ``@``, so the last one separates it.
@@ -19,6 +21,7 @@ from typing import Any
 
 from queues.config.settings import get_config, on_change
 from queues.errors import QueueNotFound
+from queues.postgres.urls import is_postgres_url
 from queues.redis.urls import ClusterUrl, RedisUrlError, parse_redis_url
 
 DEFAULT_NAME = "default"
@@ -29,10 +32,14 @@ SLUG_SEPARATOR = "@"
 
 @dataclass(frozen=True)
 class Connection:
-    """One configured Redis: its name and the URL that reaches it."""
+    """One configured store: its name and the URL that reaches it."""
 
     name: str
     url: str
+
+    @property
+    def is_postgres(self) -> bool:
+        return is_postgres_url(self.url)
 
 
 @cache
@@ -55,6 +62,7 @@ def url_of_entry(entry: Any) -> str:
 @on_change
 def reset() -> None:
     configured.cache_clear()
+    postgres_set.cache_clear()
 
 
 def names() -> list[str]:
@@ -65,19 +73,44 @@ def default_name() -> str:
     return configured()[0].name
 
 
+def redis_names() -> list[str]:
+    """The Redis connections: what reads keys, streams and scripts may be sent to."""
+    return [connection.name for connection in configured() if not connection.is_postgres]
+
+
+def postgres_names() -> list[str]:
+    return [connection.name for connection in configured() if connection.is_postgres]
+
+
+@cache  # asked for every queue a read over thousands touches
+def postgres_set() -> frozenset[str]:
+    return frozenset(postgres_names())
+
+
+def is_postgres(name: str) -> bool:
+    return name in postgres_set()
+
+
+def state_name() -> str:
+    """The connection holding Bullpen's own state: the first Redis one (with none, the first
+    connection; the system checks say that a Redis connection is needed)."""
+    found = redis_names()
+    return found[0] if found else default_name()
+
+
 def several() -> bool:
     """More than one connection: slugs, rows and metrics then name theirs."""
     return len(configured()) > 1
 
 
 def url_of(name: str | None) -> str:
-    """The URL of connection ``name`` (None: the default one)."""
+    """The URL of connection ``name`` (None: the state connection, Bullpen's own Redis)."""
     if name is None:
-        return configured()[0].url
+        name = state_name()
     for connection in configured():
         if connection.name == name:
             return connection.url
-    raise QueueNotFound(f"No Redis connection named {name!r}")
+    raise QueueNotFound(f"No connection named {name!r}")
 
 
 def split_slug(slug: str) -> tuple[str, str]:
@@ -92,7 +125,7 @@ def split_slug(slug: str) -> tuple[str, str]:
 
 def own_key_prefix(connection: str | None = None) -> str:
     """The prefix of Bullpen's own keys (``LIVE_KEY_PREFIX``) on ``connection`` (None: the
-    default one). On a Redis Cluster it is made a hash tag (``{bullpen}``) unless it holds
+    state connection). On a Redis Cluster it is made a hash tag (``{bullpen}``) unless it holds
     one: the keys that one transaction or script of Bullpen's touches must share a slot."""
     config = get_config()
     prefix = str(config.get("LIVE_KEY_PREFIX") or "bullpen")

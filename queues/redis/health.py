@@ -62,7 +62,7 @@ class ServerHealth:
 
 async def read_health() -> list[ServerHealth]:
     """Every configured connection's health (each Cluster master's), in the settings' order."""
-    found = await asyncio.gather(*(_connection(name) for name in connections.names()))
+    found = await asyncio.gather(*(_connection(name) for name in connections.redis_names()))
     return [server for servers in found for server in servers]
 
 

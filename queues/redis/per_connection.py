@@ -3,7 +3,11 @@ trip on its own client, the shares at the same time, the replies in the order as
 
 A read over several connections goes on without one that cannot be reached: its replies are
 the error (as an error reply would be), and queues/redis/reachability.py is told. A read that needs
-one connection only fails with it, as it always did."""
+one connection only fails with it, as it always did.
+
+Commands for a queue on a store other than Redis (BullMQ 6 on PostgreSQL) are not sent: the
+keys Bullpen reads beside a queue (metrics, events, locks) exist on Redis only, and read as
+absent there (a None reply)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any, cast
 
 from queues.errors import RedisUnavailable
 from queues.reads.keys import QueueRef
+from queues.redis import connections as stores
 from queues.redis import fastpipe, reachability
 from queues.redis.clients import get_client
 from queues.redis.errors import reason
@@ -35,6 +40,9 @@ async def execute(
     ``packed``: the commands' RESP, used when they all go to one connection."""
     if not commands:
         return []
+    other = stores.postgres_set()
+    if other and not other.isdisjoint(connections):
+        return await _on_redis_only(connections, commands)
     first = connections[0]
     if all(name == first for name in connections):
         return await fastpipe.execute(get_client(first), commands, packed)
@@ -50,6 +58,16 @@ async def execute(
     for indexes, answer in zip(shares.values(), answers, strict=True):
         for position, index in enumerate(indexes):
             replies[index] = answer if isinstance(answer, BaseException) else answer[position]
+    return replies
+
+
+async def _on_redis_only(connections: Sequence[str], commands: Sequence[Command]) -> list[Any]:
+    kept = [index for index, name in enumerate(connections) if not stores.is_postgres(name)]
+    replies: list[Any] = [None] * len(commands)
+    if kept:
+        found = await execute([connections[i] for i in kept], [commands[i] for i in kept])
+        for index, reply in zip(kept, found, strict=True):
+            replies[index] = reply
     return replies
 
 

@@ -30,6 +30,8 @@ DEFAULT_REDIS_PORT = 6379
 _SENTINEL_OPTIONS = ("sentinel_username", "sentinel_password")
 _TLS_OPTIONS = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_cert_reqs")
 _CERT_REQS = ("required", "optional", "none")
+# Query options that carry a password (libpq's ``password`` in a postgresql:// URL).
+_SECRET_OPTIONS = ("sentinel_password", "password")
 
 
 class RedisUrlError(ValueError):
@@ -143,7 +145,8 @@ def parse_redis_url(url: object) -> RedisTarget:
 
 
 def redact(url: str) -> str:
-    """The URL without its password (nor a ``sentinel_password`` option), fit for a message."""
+    """The URL without its password (nor a ``sentinel_password`` or ``password`` option), fit
+    for a message."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
@@ -155,8 +158,7 @@ def redact(url: str) -> str:
     if question:
         pairs = [p.partition("=") for p in query.split("&")]
         query = "&".join(
-            f"{k}{eq}***" if k == "sentinel_password" and eq else f"{k}{eq}{v}"
-            for k, eq, v in pairs
+            f"{k}{eq}***" if k in _SECRET_OPTIONS and eq else f"{k}{eq}{v}" for k, eq, v in pairs
         )
     return f"{scheme}{sep}{netloc}{slash}{path}{question}{query}"
 

@@ -27,6 +27,7 @@ from queues.reads.discovery import known
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import fetch_jobs
 from queues.reads.scripts import per_key
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
 from queues.search.query import parse
@@ -72,6 +73,8 @@ async def search(
     so that ``now`` in a time term is one moment for all of them)."""
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
+    if other_store(ref.connection) is not None:
+        raise BadParameter(f"Search is not available yet for {ref.slug!r}: a PostgreSQL store")
     query = parsed or parse_query(raw_query)
     config = get_config()
     budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)

@@ -11,6 +11,11 @@
 //
 // Usage:
 //   node peer.mjs <subcommand> [--redis redis://127.0.0.1:6379/0] [--prefix bull] ...
+//   node peer.mjs <subcommand> --postgres postgresql://user@host:port/db ...
+//
+// With --postgres the queues live in BullMQ 6's PostgreSQL store (schema `bullmq`,
+// migrated on first use as `migrate: true` does); subcommands that read Redis keys
+// directly (many-queues, stall, limits...) are for Redis only.
 //
 //   scenario        --queue Q
 //   inspect         --queue Q [--ids a,b,c] [--asc]
@@ -40,6 +45,10 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { FlowProducer, Queue, UnrecoverableError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
+import { createRequire } from 'node:module';
+
+// BullMQ's PostgreSQL store is published as CommonJS only; `pg` loads when it is first used.
+const { createPostgresBackend } = createRequire(import.meta.url)('bullmq/dist/cjs/postgres');
 
 // Keep stdout for the single JSON result: anything BullMQ or ioredis would
 // print through console.log/info goes to stderr instead.
@@ -117,7 +126,29 @@ function jsonFlag(flags, key, fallback) {
 
 // One Cluster client per process: BullMQ duplicates it where it needs a connection of its own
 // (a worker's blocking one); it is closed with the rest (see closeAll).
+// The backend factory rides along with the options under a symbol: BullMQ ignores it, and
+// `{...opts}` copies it, so every object a subcommand builds uses the same store.
+const BACKEND = Symbol('backend');
+
+function newQueue(name, opts) {
+  return new Queue(name, opts, opts[BACKEND]);
+}
+
+function newWorker(name, processor, opts) {
+  return new Worker(name, processor, opts, opts[BACKEND]);
+}
+
+function newFlowProducer(opts) {
+  return new FlowProducer(opts, opts[BACKEND]);
+}
+
 function baseOptions(flags) {
+  if (flags.postgres !== undefined) {
+    return {
+      connection: { connectionString: flags.postgres, migrate: true },
+      [BACKEND]: createPostgresBackend,
+    };
+  }
   if (flags.cluster !== undefined) {
     // A Redis Cluster: the queue's keys must share a slot (a hash tag in the prefix or name).
     const run = current();
@@ -207,7 +238,7 @@ async function scenario(flags) {
   const childQueueName = `${name}-children`;
   const pausedQueueName = `${name}-paused`;
 
-  const queue = track(new Queue(name, opts));
+  const queue = track(newQueue(name, opts));
   await queue.waitUntilReady();
 
   // 1. completed and failed: processed by a real worker, before anything
@@ -222,7 +253,7 @@ async function scenario(flags) {
   failed.push((await queue.add('charge-card', { card: '0000', amount: 50 }, { ...failOpts, jobId: 'charge-9' })).id);
 
   const worker = track(
-    new Worker(
+    newWorker(
       name,
       async job => {
         if (job.name === 'charge-card') {
@@ -255,7 +286,7 @@ async function scenario(flags) {
   //    The long lock keeps it active even while another worker checks for
   //    stalled jobs.
   const longRunning = await queue.add('long-running', { seconds: 3600 }, { jobId: 'long-1' });
-  const fetcher = new Worker(name, null, { ...opts, autorun: false, lockDuration: 60 * 60 * 1000 });
+  const fetcher = newWorker(name, null, { ...opts, autorun: false, lockDuration: 60 * 60 * 1000 });
   fetcher.on('error', err => console.error('[peer] fetcher error:', err?.message ?? err));
   const token = randomUUID();
   const activeJob = await fetcher.getNextJob(token, { block: false });
@@ -288,7 +319,7 @@ async function scenario(flags) {
   delayed.push((await queue.add('reminder', { user: 2 }, { delay: 2 * 60 * 60 * 1000, jobId: 'remind-2' })).id);
 
   // 6. a flow: the parent waits for two children left waiting in Q-children.
-  const flowProducer = track(new FlowProducer(opts));
+  const flowProducer = track(newFlowProducer(opts));
   const flow = await flowProducer.add({
     name: 'build-bundle',
     queueName: name,
@@ -303,7 +334,7 @@ async function scenario(flags) {
   const childIds = flow.children.map(child => child.job.id);
 
   // 7. a paused queue whose three jobs were added after pausing.
-  const pausedQueue = track(new Queue(pausedQueueName, opts));
+  const pausedQueue = track(newQueue(pausedQueueName, opts));
   await pausedQueue.pause();
   const pausedIds = [];
   for (let i = 1; i <= 3; i++) {
@@ -326,7 +357,7 @@ async function scenario(flags) {
       if (got !== state) throw new Error(`job ${id} is ${got}, expected ${state}`);
     }
   }
-  const childQueue = track(new Queue(childQueueName, opts));
+  const childQueue = track(newQueue(childQueueName, opts));
   for (const id of childIds) {
     const got = await childQueue.getJobState(id);
     if (got !== 'waiting') throw new Error(`child ${id} is ${got}, expected waiting`);
@@ -356,7 +387,7 @@ async function scenario(flags) {
 async function inspect(flags) {
   const name = required(flags, 'queue');
   const asc = flags.asc === true;
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   await queue.waitUntilReady();
 
   // In 6.7.0, getJobCounts() with no argument returns exactly these keys:
@@ -400,7 +431,7 @@ async function add(flags) {
   const jobName = required(flags, 'name');
   const data = jsonFlag(flags, 'data', {});
   const jobOpts = jsonFlag(flags, 'opts', undefined);
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   const job = await queue.add(jobName, data, jobOpts);
   return { id: job.id };
 }
@@ -419,7 +450,7 @@ async function addBulk(flags) {
   const jobOpts = jsonFlag(flags, 'opts', {});
   const maxLen = intFlag(flags, 'max-len-events', 0);
   const streams = maxLen ? { streams: { events: { maxLen } } } : {};
-  const queue = track(new Queue(name, { ...baseOptions(flags), ...streams }));
+  const queue = track(newQueue(name, { ...baseOptions(flags), ...streams }));
   // The cap is written into the meta hash once the Queue is ready; a job added before would
   // set BullMQ's default cap there first.
   if (maxLen) await queue.getVersion();
@@ -460,13 +491,13 @@ async function manyQueues(flags) {
         const id = `t${String(tenant).padStart(3, '0')}`;
         const name = tagged ? `{${id}}-${service}` : `${id}-${service}`;
         names.push(name);
-        const queue = new Queue(name, { connection, prefix });
+        const queue = newQueue(name, { connection, prefix });
         const jobs = Array.from({ length: tenant % 4 }, (_, i) => ({ name: 'job', data: { tenant, i } }));
         if (jobs.length) await queue.addBulk(jobs);
         else await queue.waitUntilReady();
         if (index === 0 && tenant % failedEvery === 0) {
           await queue.add('doomed', { tenant });
-          const worker = new Worker(name, null, { connection, prefix, autorun: false });
+          const worker = newWorker(name, null, { connection, prefix, autorun: false });
           const token = randomUUID();
           let job = await worker.getNextJob(token);
           while (job && job.name !== 'doomed') {
@@ -488,7 +519,7 @@ async function manyQueues(flags) {
 
 async function addRawHostile(flags) {
   const name = required(flags, 'queue');
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   const script = await queue.add('<script>alert("x")</script>', {
     html: '<img src=x onerror=alert(1)>',
     quote: '"\'`',
@@ -500,7 +531,7 @@ async function addRawHostile(flags) {
 // Jobs whose name and data hold text cut inside an emoji (a lone surrogate), as a producer
 // that truncates strings by UTF-16 length writes them.
 async function addCutEmoji(flags) {
-  const queue = track(new Queue(required(flags, 'queue'), baseOptions(flags)));
+  const queue = track(newQueue(required(flags, 'queue'), baseOptions(flags)));
   const cut = 'party \u{1F389}'.slice(0, -1);
   const ids = [];
   for (let i = 0; i < intFlag(flags, 'count', 1); i += 1) {
@@ -552,7 +583,7 @@ async function work(flags) {
   if (count === 0) done();
 
   const worker = track(
-    new Worker(
+    newWorker(
       name,
       async job => {
         if (progress && stepMs > 0) {
@@ -623,8 +654,8 @@ async function work(flags) {
 async function stall(flags) {
   const name = required(flags, 'queue');
   const count = Math.max(1, intFlag(flags, 'count', 1));
-  const queue = track(new Queue(name, baseOptions(flags)));
-  const first = new Worker(name, () => new Promise(() => {}), {
+  const queue = track(newQueue(name, baseOptions(flags)));
+  const first = newWorker(name, () => new Promise(() => {}), {
     ...baseOptions(flags),
     concurrency: count,
     lockDuration: 1000,
@@ -639,7 +670,7 @@ async function stall(flags) {
     done = resolve;
   });
   const second = track(
-    new Worker(name, async () => ({ ok: true }), {
+    newWorker(name, async () => ({ ok: true }), {
       ...baseOptions(flags),
       concurrency: count,
       lockDuration: 1000,
@@ -668,12 +699,12 @@ async function stall(flags) {
 async function strand(flags) {
   const name = required(flags, 'queue');
   const count = Math.max(1, intFlag(flags, 'count', 1));
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   const jobs = [];
   for (let n = 0; n < count; n += 1) {
     jobs.push(await queue.add(flags.name ?? 'stranded', { n }));
   }
-  const worker = new Worker(name, () => new Promise(() => {}), {
+  const worker = newWorker(name, () => new Promise(() => {}), {
     ...baseOptions(flags),
     concurrency: count,
     lockDuration: 1000,
@@ -690,7 +721,7 @@ async function strand(flags) {
   await waitFor('the stranded jobs\' locks to expire', async () => !(await locked()), 15000);
   if (flags['deferred-failure'] === true) {
     const checker = track(
-      new Worker(name, null, {
+      newWorker(name, null, {
         ...baseOptions(flags),
         autorun: false,
         maxStalledCount: 0,
@@ -722,14 +753,14 @@ async function retryLater(flags) {
   const backoffMs = intFlag(flags, 'backoff-ms', 60 * 60 * 1000);
   const agoMs = intFlag(flags, 'added-ms-ago', 0);
   const opts = baseOptions(flags);
-  const queue = track(new Queue(name, opts));
+  const queue = track(newQueue(name, opts));
   const job = await queue.add(required(flags, 'name'), jsonFlag(flags, 'data', {}), {
     attempts: 2,
     backoff: { type: 'fixed', delay: backoffMs },
     timestamp: Date.now() - agoMs,
   });
   const worker = track(
-    new Worker(
+    newWorker(
       name,
       async () => {
         throw new Error('first attempt fails on purpose');
@@ -754,7 +785,7 @@ async function retryLater(flags) {
 // the time left in the rate-limit window now in force (0 or less: none).
 async function limits(flags) {
   const name = required(flags, 'queue');
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   return {
     concurrency: await queue.getGlobalConcurrency(),
     rateLimit: await queue.getGlobalRateLimit(),
@@ -777,7 +808,7 @@ async function cancellable(flags) {
     ended = resolve;
   });
   const worker = track(
-    new Worker(
+    newWorker(
       name,
       (job, token, signal) =>
         new Promise((resolve, reject) => {
@@ -806,7 +837,7 @@ async function cancellable(flags) {
     await subscriber.subscribe(`${opts.prefix}:${name}:bullpen:cancel`);
   }
   const jobId = await jobEnded;
-  const queue = track(new Queue(name, opts));
+  const queue = track(newQueue(name, opts));
   const job = await queue.getJob(jobId);
   return {
     id: jobId,
@@ -821,7 +852,7 @@ async function cancellable(flags) {
 // One job as BullMQ sees it: state, delay and pending children; { exists: false } when gone.
 async function jobStatus(flags) {
   const name = required(flags, 'queue');
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   const job = await queue.getJob(required(flags, 'id'));
   if (!job) return { exists: false };
   return {
@@ -841,7 +872,7 @@ async function jobStatus(flags) {
 // run (delayed, or waiting when due at once).
 async function scheduler(flags) {
   const name = required(flags, 'queue');
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   const id = required(flags, 'id');
   const found = await queue.getJobScheduler(id);
   const pending = await queue.getJobs(['delayed', 'waiting', 'prioritized']);
@@ -856,7 +887,7 @@ async function scheduler(flags) {
 // unless --start-ms puts its first run later. Returns the scheduler and its next job's id.
 async function upsertScheduler(flags) {
   const name = required(flags, 'queue');
-  const queue = track(new Queue(name, baseOptions(flags)));
+  const queue = track(newQueue(name, baseOptions(flags)));
   const id = required(flags, 'id');
   const repeat = {};
   if (flags.every !== undefined) repeat.every = intFlag(flags, 'every', 0);
@@ -879,7 +910,7 @@ async function flow(flags) {
   const name = required(flags, 'queue');
   const children = intFlag(flags, 'children', 2);
   const grandchildren = intFlag(flags, 'grandchildren', 2);
-  const producer = track(new FlowProducer(baseOptions(flags)));
+  const producer = track(newFlowProducer(baseOptions(flags)));
   const tree = await producer.add({
     name: 'root',
     queueName: name,
@@ -926,7 +957,7 @@ async function benchWork(flags) {
   const finished = new Promise(resolve => {
     finish = resolve;
   });
-  const worker = track(new Worker(name, async () => null, opts));
+  const worker = track(newWorker(name, async () => null, opts));
   worker.on('completed', () => {
     processed += 1;
     if (count && processed >= count) finish();

@@ -76,7 +76,9 @@ def start_bullpen(
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "BULLPEN_TEST_REDIS_URL": redis_url,
         "BULLPEN_TEST_DB": str(log.with_suffix(".sqlite3")),
-        "PYTHONPATH": str(ROOT),
+        # The checkout first; a caller's own path (packages installed beside the virtualenv)
+        # after it.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         **(extra_env or {}),
     }
     # The server writes the audit log: give it a database of its own, migrated. A server

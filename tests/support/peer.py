@@ -130,3 +130,15 @@ class Peer:
         if result.returncode != 0:
             raise AssertionError(f"peer {argv[0]} failed: {result.stderr[-2000:]}")
         return json.loads(result.stdout)
+
+
+class PostgresPeer(Peer):
+    """The same peer on BullMQ's PostgreSQL store (``createPostgresBackend``, migrating the
+    schema on first use as an application's own BullMQ would)."""
+
+    def __init__(self, postgres_url: str) -> None:
+        super().__init__(postgres_url)
+        self.postgres_url = postgres_url
+
+    def connection_flags(self) -> list[str]:
+        return ["--postgres", self.postgres_url]

@@ -72,6 +72,11 @@ class Command(BaseCommand):
                     f"No connection named {connection!r}: BULLPEN['CONNECTIONS'] names "
                     + ", ".join(connections.names())
                 )
+            if connection is not None and connections.is_postgres(connection):
+                raise RunnerConfigError(
+                    f"{connection!r} is a PostgreSQL store: the worker runner works Redis "
+                    "connections only for now (" + ", ".join(connections.redis_names()) + ")"
+                )
             runner = WorkerRunner(
                 registry,
                 options["queues"],

@@ -50,6 +50,7 @@ def test_the_checks_run_in_this_order() -> None:
         "check_permission",
         "check_same_site",
         "check_read_only",
+        "check_store",
     ]
 
 

@@ -1,0 +1,100 @@
+"""Live counts of a Postgres store's queues, pushed to the pages as the Redis follower pushes
+those of Redis queues (the same messages, topics and templates).
+
+BullMQ's SQL functions ``NOTIFY bullmq_events`` (and ``bullmq_jobs``) with the queue's name when
+a queue changes. The reader LISTENs on a session of its own and re-reads the counts of the
+queues named, gathered over a short settle window, in one round trip. BullMQ skips a NOTIFY
+when another commit on the same queue is sending one, so when nothing is heard for
+``poll_s`` seconds every queue of the store is re-read (one round trip), and only counts that
+changed are sent. One process per store reads: the holder of a session-level advisory lock,
+released by PostgreSQL when that process goes away; the others wait to take over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import psycopg
+
+from queues.live import protocol as live_protocol
+from queues.live.outbox import Outbox, Publish
+from queues.live.protocol import CountsEntry
+from queues.postgres.queue_reads import ref_of, summaries
+from queues.postgres.urls import parse_postgres_url
+from queues.reads.discovery import discovered_on
+from queues.reads.keys import QueueRef
+from queues.redis import connections
+
+log = logging.getLogger("bullpen.live")
+
+_CHANNELS = ("bullmq_events", "bullmq_jobs")
+
+
+class PostgresLiveCounts:
+    def __init__(
+        self, publish: Publish, connection: str, *, poll_s: float = 5.0, settle_s: float = 0.1
+    ) -> None:
+        self.connection = connection
+        self.poll_s = poll_s
+        self.settle_s = settle_s
+        self.outbox = Outbox(publish, layer_back=self._resend)
+        self.last_sent: dict[QueueRef, CountsEntry] = {}
+        self.leader = False
+
+    def _resend(self) -> None:
+        self.last_sent.clear()  # the pages missed messages: send every count again
+
+    async def run(self) -> None:
+        url = parse_postgres_url(connections.url_of(self.connection))
+        async with await psycopg.AsyncConnection.connect(
+            url.conninfo, autocommit=True, options=f"-c search_path={url.quoted_schema}"
+        ) as conn:
+            await self._lead(conn, url.schema)
+            for channel in _CHANNELS:
+                await conn.execute(f"LISTEN {channel}")
+            await self._send(list((await discovered_on(self.connection)).queues))
+            while True:
+                await self._send(await self._changed(conn))
+
+    async def _lead(self, conn: psycopg.AsyncConnection[Any], schema: str) -> None:
+        while True:
+            cursor = await conn.execute(
+                "SELECT pg_try_advisory_lock(hashtext(%s))", [f"bullpen:live:{schema}"]
+            )
+            row = await cursor.fetchone()
+            if row and row[0]:
+                self.leader = True
+                return
+            await asyncio.sleep(self.poll_s)
+
+    async def _changed(self, conn: psycopg.AsyncConnection[Any]) -> list[QueueRef]:
+        """The queues named by notifications, or (none heard for ``poll_s``) every queue."""
+        named: set[str] = set()
+        async for note in conn.notifies(timeout=self.poll_s, stop_after=1):
+            named.add(note.payload)
+        if not named:
+            return list((await discovered_on(self.connection)).queues)
+        async for note in conn.notifies(timeout=self.settle_s):
+            named.add(note.payload)
+        return [ref_of(name, self.connection) for name in sorted(named)]
+
+    async def _send(self, refs: list[QueueRef]) -> None:
+        if not refs:
+            return
+        changed: list[CountsEntry] = []
+        for summary in await summaries(self.connection, refs):
+            entry = live_protocol.counts_entry(
+                summary.ref.slug, summary.ref.name, summary.counts, summary.paused
+            )
+            if self.last_sent.get(summary.ref) != entry:
+                changed.append(entry)
+            self.last_sent[summary.ref] = entry
+        if not changed:
+            return
+        overview = [live_protocol.overview_entry(entry) for entry in changed]
+        self.outbox.emit(("overview",), live_protocol.overview_counts_message(overview))
+        for entry in changed:
+            self.outbox.emit(("queue", entry["slug"]), live_protocol.counts_message([entry]))
+        await self.outbox.send()

@@ -1,0 +1,32 @@
+"""Bullpen with two connections: ``main`` on the test Redis (Bullpen's own state, and Redis
+queues) and ``pg`` on the test PostgreSQL, where Node BullMQ writes through its Postgres store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from tests.support.peer import PostgresPeer
+from tests.support.redis_server import RedisServer
+
+
+@pytest.fixture
+def with_pg(
+    bullpen_settings: dict[str, Any], redis_server: RedisServer, postgres_url: str
+) -> Iterator[dict[str, Any]]:
+    config = {
+        **bullpen_settings,
+        "CONNECTIONS": {"main": redis_server.url, "pg": postgres_url},
+    }
+    del config["REDIS_URL"]
+    with override_settings(BULLPEN=config):
+        yield config
+
+
+@pytest.fixture
+def scenario(pg_peer: PostgresPeer, with_pg: dict[str, Any]) -> dict[str, Any]:
+    """Node's scenario (a job in every state, a flow, a paused queue) on the Postgres store."""
+    return pg_peer("scenario", "--queue", "shop")
