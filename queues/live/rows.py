@@ -102,9 +102,16 @@ class StuckChecks:
         found = await stuck_counts(refs, client) if refs else {}
         for ref, stuck in found.items():
             before = self.last.get(ref)
-            if before is not None and before != stuck:
+            # Seen for the first time with stuck jobs: they may have become stuck after the
+            # page read its list (the read again is swapped only where it differs).
+            if before != stuck and (before is not None or stuck):
                 self._recheck(ref.slug)
-        self.last = dict(found)
+        # A queue whose read failed keeps what was seen of it last.
+        self.last = {
+            ref: found[ref] if ref in found else self.last[ref]
+            for ref in refs
+            if ref in found or ref in self.last
+        }
 
     def _recheck(self, slug: str) -> None:
         if slug in self.watching.queues:

@@ -25,6 +25,7 @@ EVERYWHERE = (
 )
 
 
+@pytest.mark.django_db(transaction=True)  # the search page lists saved searches
 @pytest.mark.parametrize("path", EVERYWHERE)
 async def test_every_queue_pages_answer(
     client: AsyncClient, peer: Peer, scenario: dict[str, Any], path: str
