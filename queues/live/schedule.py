@@ -26,6 +26,15 @@ class Periodic:
         """Due at once, whenever it last ran."""
         self._next = 0.0
 
+    @property
+    def ran(self) -> bool:
+        """Whether it has been due at least once."""
+        return self._next > 0.0
+
+    def postpone(self, seconds: float) -> None:
+        """Not due for ``seconds`` from now."""
+        self._next = time.monotonic() + seconds
+
 
 class Later:
     """A one-off chore: due once, ``seconds`` after it was last armed."""

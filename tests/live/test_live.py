@@ -21,6 +21,7 @@ from tests.support.live_reads import (
     counts_of,
     follower_tails_log,
     run_peer,
+    until,
     wait_for,
 )
 from tests.support.peer import Peer
@@ -37,8 +38,10 @@ async def socket() -> AsyncIterator[WebsocketCommunicator]:
     assert connected
     yield communicator
     _unread.pop(id(communicator), None)
-    await communicator.disconnect()
-    await channel_groups.stop()
+    try:
+        await communicator.disconnect()
+    finally:
+        await channel_groups.stop()  # also when the socket did not close: nothing outlives it
 
 
 async def test_counts_follow_node_adding_processing_and_failing(
@@ -244,11 +247,18 @@ async def test_a_page_is_told_when_its_queue_is_followed_from_then_on(
     """A queue created after the reader started is followed from its stream's end once a page
     watches it: what happened before is in no event, so the page is told to read again."""
     await wait_for(socket, lambda m: m["type"] == "status")
+    follower = channel_groups.ensure_started()
+    # The reader's first pass has looked for queues, and it looks for none again in this test:
+    # a queue it found on its own before the page watched it would be followed before the
+    # page read its list (nothing to tell then).
+    await until("the first look for queues", lambda: follower.chores.full_refresh.ran)
+    follower.chores.full_refresh.postpone(3600)
+    follower.chores.discover.postpone(3600)
+    await asyncio.sleep(0.5)  # the pass that looked ends (one SCAN of an almost empty Redis)
     await run_peer(peer, "add", "--queue", "late", "--name", "a", "--data", "{}")
     await socket.send_json_to({"watch": "queue", "queue": "late"})
     told, _ = await wait_for(socket, lambda m: m["type"] == "followed")
     assert told == {"type": "followed", "queue": "late"}
-    follower = channel_groups.ensure_started()
     assert any(ref.name == "late" for ref in follower.streams.refs.values())
 
 
