@@ -201,7 +201,9 @@ async def test_cancel_stops_a_long_search(
         await asyncio.sleep(0.5)  # a chunk already asked for may still be answered
         calls = scans(redis_client)
         await asyncio.sleep(2)
-        assert scans(redis_client) == calls  # the server stopped scanning
+        # The server stopped scanning: a scan going on reads a chunk every few milliseconds;
+        # at most a stray read of the page's own list (the live tab) may come meanwhile.
+        assert scans(redis_client) - calls <= 2
         assert await progress.text_content() == said  # and the page stopped counting
         assert parse_qs(urlsplit(page.url).query)["state"] == ["waiting"]
         await browser.close()
