@@ -14,6 +14,7 @@ from queues.errors import JobNotFound
 from queues.postgres import rows
 from queues.postgres.queue_reads import ref_of
 from queues.postgres.sessions import session
+from queues.reads.flow import FlowNode, flow_answer, walk_levels
 from queues.reads.job_fields import job_from_hash
 from queues.reads.keys import QueueRef
 
@@ -21,14 +22,6 @@ from queues.reads.keys import QueueRef
 MAX_ANCESTORS = 100
 # Children kinds (BullMQ's dependency statuses), in the order a tree shows them.
 _KINDS = ("failed", "ignored", "pending", "processed")
-
-
-class _Node:
-    def __init__(self, ref: QueueRef, job_id: str, via: str | None = None) -> None:
-        self.ref = ref
-        self.id = job_id
-        self.out: dict[str, Any] = {"via": via} if via else {}
-        self.parent: _Node | None = None
 
 
 async def _root(ref: QueueRef, job_id: str) -> tuple[QueueRef, str, int]:
@@ -47,7 +40,7 @@ async def _root(ref: QueueRef, job_id: str) -> tuple[QueueRef, str, int]:
         below, here, levels = here, up, levels + 1
 
 
-def _describe(node: _Node, found: list[dict[str, Any]]) -> None:
+def _describe(node: FlowNode, found: list[dict[str, Any]]) -> None:
     out = node.out
     out.update({"queue": node.ref.slug, "queueName": node.ref.name, "id": node.id})
     if not found:
@@ -65,14 +58,14 @@ def _describe(node: _Node, found: list[dict[str, Any]]) -> None:
     )
 
 
-def _child(node: _Node, kind: str, child_key: str) -> _Node:
+def _child(node: FlowNode, kind: str, child_key: str) -> FlowNode:
     queue, _, child_id = child_key.partition(":")
-    child = _Node(ref_of(queue, node.ref.connection), child_id, kind)
-    child.parent = node
-    return child
+    return FlowNode(ref_of(queue, node.ref.connection), child_id, {"via": kind}, node)
 
 
-async def _read_level(nodes: list[_Node], with_children: bool, max_children: int) -> list[_Node]:
+async def _read_level(
+    nodes: list[FlowNode], with_children: bool, max_children: int
+) -> list[FlowNode]:
     calls: list[tuple[str, list[Any]]] = []
     for node in nodes:
         calls.append(("get_job_data", [node.ref.name, node.id]))
@@ -84,14 +77,14 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
             ]
     replies = await session(nodes[0].ref.connection).commands(calls)
     per_node = 2 + (len(_KINDS) if with_children else 0)
-    children: list[_Node] = []
+    children: list[FlowNode] = []
     for position, node in enumerate(nodes):
         own = replies[position * per_node : (position + 1) * per_node]
         _describe(node, own[0])
         counted = own[1][0] if own[1] else {}
         counts = {kind: int(counted.get(_count_column(kind)) or 0) for kind in _KINDS}
         node.out["childCounts"] = counts
-        shown: list[_Node] = []
+        shown: list[FlowNode] = []
         if with_children:
             for kind, page in zip(_KINDS, own[2:], strict=True):
                 for row in page:
@@ -109,32 +102,10 @@ def _count_column(kind: str) -> str:
     return "unprocessed" if kind == "pending" else kind
 
 
-def _within(level: list[_Node], room: int) -> list[_Node]:
-    for node in level[max(0, room) :]:
-        if node.parent is not None:
-            siblings = node.parent.out["children"]
-            siblings[:] = [out for out in siblings if out is not node.out]
-            node.parent.out["more"] += 1
-    return level[: max(0, room)]
-
-
 async def read_flow(
     ref: QueueRef, job_id: str, depth: int, max_children: int, max_nodes: int | None
 ) -> dict[str, Any]:
     root_ref, root_id, above = await _root(ref, job_id)
-    root = _Node(root_ref, root_id)
-    level, read = [root], 0
-    for reached in range(depth + 1):
-        if max_nodes is not None:
-            level = _within(level, max_nodes - read)
-        if not level:
-            break
-        read += len(level)
-        level = await _read_level(level, reached < depth, max_children)
-    return {
-        "root": root.out,
-        "job": {"queue": ref.slug, "id": job_id},
-        "levelsAboveJob": above,
-        "depth": depth,
-        "maxChildren": max_children,
-    }
+    root = FlowNode(root_ref, root_id)
+    await walk_levels(root, depth, max_children, max_nodes, _read_level)
+    return flow_answer(root, ref, job_id, above, depth, max_children)

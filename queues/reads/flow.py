@@ -12,7 +12,7 @@ one round trip too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +44,13 @@ _PER_NODE = len(_ZSET_STATES) + 1 + 2 * len(_KINDS)
 
 
 @dataclass
-class _Node:
+class FlowNode:
+    """A job of a flow tree being read; ``out`` is what the answer says of it."""
+
     ref: QueueRef
     id: str
     out: dict[str, Any] = field(default_factory=dict)
-    parent: _Node | None = None
+    parent: FlowNode | None = None
 
 
 def _parent_of(
@@ -101,7 +103,9 @@ async def _root(ref: QueueRef, job_id: str) -> tuple[QueueRef, str, int]:
         below, here, levels = here, up, levels + 1
 
 
-async def _read_level(nodes: list[_Node], with_children: bool, max_children: int) -> list[_Node]:
+async def _read_level(
+    nodes: list[FlowNode], with_children: bool, max_children: int
+) -> list[FlowNode]:
     """Fill in ``nodes`` (one round trip); their children, the next level, are returned."""
     redis = get_client(nodes[0].ref.connection if nodes else None)
     cap = int(get_config()["LIST_FIELD_CAP"])
@@ -142,7 +146,7 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
             raise QueueDataError(f"A job of this flow cannot be read ({rows})")
         for index, (values, cut_flat) in zip(indexes, rows, strict=True):
             nodes[index].out["_fields"] = (values, cut_flat)
-    children: list[_Node] = []
+    children: list[FlowNode] = []
     per_node = _PER_NODE if with_children else _PER_NODE - len(_KINDS)
     for position, node in enumerate(nodes):
         start = len(by_queue) + position * per_node
@@ -160,7 +164,7 @@ async def _read_level(nodes: list[_Node], with_children: bool, max_children: int
     return children
 
 
-def _describe(node: _Node, own: list[Any]) -> None:
+def _describe(node: FlowNode, own: list[Any]) -> None:
     values, cut_flat = node.out.pop("_fields")
     out = node.out
     out.update({"queue": node.ref.slug, "queueName": node.ref.name, "id": node.id})
@@ -210,9 +214,9 @@ def _members(kind: str, reply: Any) -> list[str]:
     return [str(member) for member in members]
 
 
-def _children(node: _Node, replies: list[Any], max_children: int) -> list[_Node]:
+def _children(node: FlowNode, replies: list[Any], max_children: int) -> list[FlowNode]:
     counts = _counts(replies)
-    shown: list[_Node] = []
+    shown: list[FlowNode] = []
     kinds: dict[str, str] = {}
     for i, kind in enumerate(_KINDS):
         for key in sorted(_members(kind, replies[2 * i + 1])):
@@ -222,7 +226,7 @@ def _children(node: _Node, replies: list[Any], max_children: int) -> list[_Node]
             if parsed is None:
                 continue  # a prefix this site does not read
             kinds[key] = kind
-            child = _Node(QueueRef.from_slug(parsed["slug"]), parsed["id"], {"via": kind}, node)
+            child = FlowNode(QueueRef.from_slug(parsed["slug"]), parsed["id"], {"via": kind}, node)
             shown.append(child)
     node.out["childCounts"] = counts
     node.out["children"] = [child.out for child in shown]
@@ -230,7 +234,7 @@ def _children(node: _Node, replies: list[Any], max_children: int) -> list[_Node]
     return shown
 
 
-def _within(level: list[_Node], room: int) -> list[_Node]:
+def _within(level: list[FlowNode], room: int) -> list[FlowNode]:
     """The first ``room`` nodes of a level; the others leave their parents' children."""
     for node in level[max(0, room) :]:
         if node.parent is not None:
@@ -268,15 +272,32 @@ async def read_flow(
         return found
     async with translate_redis_errors():
         root_ref, root_id, above = await _root(ref, job_id)
-        root = _Node(root_ref, root_id)
-        level, read = [root], 0
-        for reached in range(depth + 1):
-            if max_nodes is not None:
-                level = _within(level, max_nodes - read)
-            if not level:
-                break
-            read += len(level)
-            level = await _read_level(level, reached < depth, max_children)
+        root = FlowNode(root_ref, root_id)
+        await walk_levels(root, depth, max_children, max_nodes, _read_level)
+    return flow_answer(root, ref, job_id, above, depth, max_children)
+
+
+ReadLevel = Callable[[list[FlowNode], bool, int], Awaitable[list[FlowNode]]]
+
+
+async def walk_levels(
+    root: FlowNode, depth: int, max_children: int, max_nodes: int | None, read_level: ReadLevel
+) -> None:
+    """Describe ``root``'s tree a level at a time, breadth first, with ``read_level`` (one
+    store's reads: it fills each node's ``out`` and answers the next level's nodes)."""
+    level, read = [root], 0
+    for reached in range(depth + 1):
+        if max_nodes is not None:
+            level = _within(level, max_nodes - read)
+        if not level:
+            break
+        read += len(level)
+        level = await read_level(level, reached < depth, max_children)
+
+
+def flow_answer(
+    root: FlowNode, ref: QueueRef, job_id: str, above: int, depth: int, max_children: int
+) -> dict[str, Any]:
     return {
         "root": root.out,
         "job": {"queue": ref.slug, "id": job_id},

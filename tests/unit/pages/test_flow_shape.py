@@ -7,7 +7,7 @@ import json
 
 from queues.live.interest import Interest
 from queues.live.watching import Watching
-from queues.reads.flow import _Node, _parent_of, _within, members
+from queues.reads.flow import FlowNode, _parent_of, _within, members
 from queues.reads.keys import QueueRef
 
 
@@ -27,8 +27,8 @@ def test_the_parent_from_its_json_then_from_its_key() -> None:
 
 
 def test_a_level_past_the_budget_leaves_its_parents_children() -> None:
-    parent = _Node(QueueRef("bull", "p"), "1", {"children": [], "more": 0})
-    kids = [_Node(QueueRef("bull", "c"), str(i), {"id": str(i)}, parent) for i in range(4)]
+    parent = FlowNode(QueueRef("bull", "p"), "1", {"children": [], "more": 0})
+    kids = [FlowNode(QueueRef("bull", "c"), str(i), {"id": str(i)}, parent) for i in range(4)]
     parent.out["children"] = [kid.out for kid in kids]
     kept = _within(kids, 1)
     assert kept == kids[:1]
