@@ -55,7 +55,8 @@ class WatchForm(JobPageForm):
     """``{"reset": true}`` drops the socket's watches; ``{"watch": "overview"}``, ``{"watch":
     "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
     "queue": <name>, "id": <job id>, "flow": true}`` adds one (``flow``: with the jobs of
-    its flow tree); ``viewer`` is the page's signed viewer kind.
+    its flow tree); ``viewer`` is the page's signed viewer kind; ``since`` the version of the
+    counts the page shows, when it was rendered from the live readers' counts.
     An overview also says which queues' rows it shows (``shown``), sent again when they change,
     and how its list groups them (``group``, ``delimiter``): each queue's group comes with its
     counts, as the server decides it."""
@@ -72,6 +73,9 @@ class WatchForm(JobPageForm):
         overview_list.GROUPINGS, "%(name)s must be one of: head, tail, prefix, connection"
     )
     delimiter = TextField(longest=5)
+    # The version of the counts the page was rendered with (``era:sequence`` per live reader):
+    # only what changed after is sent.
+    since = TextField(longest=1000)
 
     def clean_delimiter(self) -> str:
         return str(self.cleaned_data["delimiter"] or get_config()["GROUP_DELIMITER"])

@@ -147,6 +147,13 @@ def followers() -> list[Follower]:
     return list(start().followers.values())
 
 
+def running_followers() -> list[Follower]:
+    """This loop's followers when they run, without starting them (a page read alone does
+    not start the live readers)."""
+    supervisor = registry.running(LIVE_READER)
+    return [] if supervisor is None else list(supervisor.followers.values())
+
+
 def interest() -> Interest:
     """What this process's pages watch (the registry its follower publishes), started with it."""
     return start().interest

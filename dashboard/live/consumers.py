@@ -160,7 +160,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         for follower in running:
             follower.wake.set()
         only = None if watch == "overview" else slug
-        snapshot = present.snapshot(running, only) or await present.read_counts(only)
+        # Resumed from the page's version only where the page needs no queue's counts but
+        # those that changed: its totals come with every message, its rows are on the page.
+        # A page that groups its queues, or sees some of them only, sums all it is sent.
+        resumes = not self.access.restricted and self.grouping == UNGROUPED
+        snapshot = present.snapshot(running, only, asked["since"] if resumes else "")
+        if snapshot is None:
+            snapshot = await present.read_counts(only)
         seen = None if snapshot is None else live_render.seen_by(snapshot, self.access)
         if seen is not None:
             await self.send_json(live_render.render(seen, self.kind, self.grouping))

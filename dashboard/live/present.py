@@ -28,21 +28,30 @@ from queues.redis import connections
 SNAPSHOT_ERRORS = (BullpenError, OSError, ConnectionError)
 
 
-def snapshot(running: list[Follower], slug: str | None) -> protocol.LiveMessage | None:
+def snapshot(
+    running: list[Follower], slug: str | None, since: str = ""
+) -> protocol.LiveMessage | None:
     """The followers' last known counts (no Redis read): ``slug``'s from its connection's
-    follower, or every connection's for an overview (None unless each has some)."""
+    follower, or every connection's for an overview (None unless each has some); only those
+    changed after ``since``, the version the page was rendered at, when it names the readers'
+    present era (an empty message when nothing changed)."""
+    version = since or None
     if slug is not None:
         connection = connections.split_slug(slug)[0]
-        return next((f.snapshot(slug) for f in running if f.connection == connection), None)
+        return next(
+            (f.snapshot(slug, version) for f in running if f.connection == connection), None
+        )
     if len(running) == 1:
-        return running[0].snapshot()
+        return running[0].snapshot(version=version)
     entries: list[protocol.OverviewEntry] = []
+    totals: dict[str, protocol.ConnectionTotals] = {}
     for follower in running:
-        found = follower.snapshot()
+        found = follower.snapshot(version=version)
         if found is None or found["type"] != "counts":
             return None
         entries += cast(list[protocol.OverviewEntry], found["queues"])
-    return protocol.overview_counts_message(entries)
+        totals.update(found.get("totals", {}))
+    return protocol.overview_counts_message(entries, totals=totals)
 
 
 async def read_counts(slug: str | None = None) -> protocol.CountsMessage | None:

@@ -64,6 +64,8 @@ def seen_by(message: LiveMessage, access: QueueAccess) -> LiveMessage | None:
         entries: list[Any] = message["queues"]  # type: ignore[typeddict-item]
         visible = [entry for entry in entries if access.may_view(entry["slug"])]
         counts: CountsMessage = {**message, "queues": visible}  # type: ignore[typeddict-item]
+        # Totals over every queue are not theirs: their page sums the queues it is sent.
+        counts.pop("totals", None)
         return counts
     queue = message.get("queue")
     if isinstance(queue, str) and not access.may_view(queue):

@@ -139,6 +139,9 @@ class Listing:
     # Queues that could not be read while their connection could (a Redis Cluster master is
     # down), as the API names them, with why: they are not listed either.
     unreachable_queues: list[dict[str, str]] = field(default_factory=list)
+    # The version of the live readers' counts the list shows, which its page's socket resumes
+    # from ("" when some were read from Redis: the socket then sends every count).
+    live_version: str = ""
 
     @property
     def page(self) -> int:

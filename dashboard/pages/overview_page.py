@@ -13,12 +13,13 @@ from redis.exceptions import ResponseError
 
 from dashboard.api.serializers import queue_json
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess
+from dashboard.live.reader_counts import ReaderCounts
 from dashboard.pages.overview_list import Listing, ListQuery, group_key, list_queues
 from queues.alerts.shown import status_of
 from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import read_alerts
 from queues.errors import BullpenError
-from queues.reads.counts import QueueSummary, summaries
+from queues.reads.counts import Known, QueueSummary, summaries
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
@@ -30,13 +31,14 @@ from queues.throughput.rates import series_of
 
 
 async def all_queues(
-    *, alerts: bool, access: QueueAccess = EVERYTHING
+    *, alerts: bool, access: QueueAccess = EVERYTHING, known: Known | None = None
 ) -> tuple[list[QueueSummary], list[dict[str, Any]]]:
     """Every queue ``access`` may view, as the API describes it, with the alerts firing on it
     when asked for (a second round trip, for the queues that keep finished jobs, and one for
     the silences and acknowledgements): each alert with its ``status`` (firing, acknowledged
-    or silenced) and, when someone holds it, its ``hold``."""
-    found = access.visible(await summaries(), lambda summary: summary.ref.slug)
+    or silenced) and, when someone holds it, its ``hold``. ``known``: the counts the live
+    readers keep (dashboard/live/reader_counts.py), read from Redis only where they have none."""
+    found = access.visible(await summaries(known=known), lambda summary: summary.ref.slug)
     firing = await read_alerts(found) if alerts else {}
     now = time.time()
     holds = await read_holds(now) if any(firing.values()) else {}
@@ -98,14 +100,18 @@ async def read_listing(
     query: ListQuery, *, page: bool = True, access: QueueAccess = EVERYTHING
 ) -> Listing:
     """``page``: for the HTML page, with alerts and sparklines; the API reads alerts only to
-    find problems. Only the queues ``access`` may view are listed, counted and totalled."""
-    found, queues = await all_queues(alerts=page or query.problems, access=access)
+    find problems. Only the queues ``access`` may view are listed, counted and totalled. The
+    counts are the live readers' where they keep them (``Listing.live_version`` then says which
+    version of them the page shows)."""
+    known = ReaderCounts()
+    found, queues = await all_queues(alerts=page or query.problems, access=access, known=known)
     # Workers (one CLIENT LIST) tell which queues wait for nobody: a problem the page and the
     # API's problem filter and groups show; a plain API list does without.
     if page or query.problems or query.group:
         await _count_workers(found, queues)
         await _count_stuck(found, queues)
     listing = list_queues(queues, query)
+    listing.live_version = known.version
     listing.unreachable = {
         name: detail
         for name, detail in reachability.unreachable().items()

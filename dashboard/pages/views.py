@@ -91,6 +91,12 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "sort_choices": _sort_choices(listing.query.sort),
         # Group actions: each queue's own read-only setting is checked again when acting.
         "can_act": can_act_on(kind, ""),
+        # The socket resumes from the version of the counts shown (reader_counts.py).
+        "live_spec": json.dumps(
+            {"watch": "overview", "since": listing.live_version}
+            if listing.live_version
+            else {"watch": "overview"}
+        ),
     }
 
 

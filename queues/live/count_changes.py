@@ -11,16 +11,19 @@ queues are re-read at every full refresh on top of it."""
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
+import secrets
 import time
 
 from queues.live import protocol as live_protocol
 from queues.live.count_estimate import CountEstimates, Effect
 from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
-from queues.live.protocol import CountsEntry, LiveMessage
+from queues.live.protocol import ConnectionTotals, CountsEntry, LiveMessage
 from queues.live.schedule import TokenBucket
 from queues.live.watching import Watching
+from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
 from queues.reads.positioned_counts import read_positioned
@@ -59,6 +62,18 @@ class LiveCounts:
         self.events_taken: dict[QueueRef, int] = {}
         self.read_at: dict[QueueRef, float] = {}
         self.last_sent: dict[QueueRef, CountsEntry] = {}
+        # Each queue's last exact read as a whole (its meta: limits, version), for pages
+        # served from what the reader knows.
+        self.summaries: dict[QueueRef, QueueSummary] = {}
+        # What pages were sent, versioned: every message of changed counts is the next
+        # sequence number, and each queue remembers the one that last changed it, so that a page
+        # rendered at one version is sent only what changed after. ``era`` changes whenever the
+        # pages can no longer be told what changed (the counts were forgotten).
+        self.sequence = 0
+        self.changed_at: dict[QueueRef, int] = {}
+        self.era = secrets.token_hex(4)
+        # Every state's count summed over ``last_sent``, kept as entries change.
+        self.totals: dict[str, int] = {}
         # Paused queues → why (read once as each pause is first sent; "" for no reason).
         self.reasons: dict[QueueRef, str] = {}
         # Queues whose exact read is in flight → the events taken meanwhile, held until the
@@ -69,18 +84,75 @@ class LiveCounts:
         # Read in batches of up to a second's worth: one pipelined round trip each.
         self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
 
-    def snapshot(self) -> LiveMessage | None:
+    @property
+    def version(self) -> str:
+        """What the pages have been sent so far, as a page carries it (``era:sequence``)."""
+        return f"{self.era}:{self.sequence}"
+
+    def _since(self, version: str | None) -> int | None:
+        """The sequence number of ``version`` when it is of this era, else None (send all)."""
+        era, _, sequence = (version or "").partition(":")
+        if era != self.era or not sequence.isdigit() or int(sequence) > self.sequence:
+            return None
+        return int(sequence)
+
+    def snapshot(self, version: str | None = None) -> LiveMessage | None:
         """Last known counts of every queue (no Redis read), as the overview gets them, for an
-        overview that just connected."""
+        overview that just connected; only those changed after ``version`` when the page was
+        rendered at a version of this era (an empty message: nothing changed)."""
         if not self.last_sent:
             return None
-        entries = [live_protocol.overview_entry(entry) for entry in self.last_sent.values()]
-        return live_protocol.overview_counts_message(entries)
+        since = self._since(version)
+        entries = [
+            live_protocol.overview_entry(entry)
+            for ref, entry in self.last_sent.items()
+            if since is None or self.changed_at.get(ref, 0) > since
+        ]
+        return live_protocol.overview_counts_message(entries, totals=self._totals())
 
-    def snapshot_of(self, slug: str) -> LiveMessage | None:
+    def _totals(self) -> dict[str, ConnectionTotals]:
+        totals: ConnectionTotals = {"queues": len(self.last_sent), "counts": dict(self.totals)}
+        return {self.watching.connection or "": totals}
+
+    def _count_in(self, entry: CountsEntry | None, sign: int) -> None:
+        if entry is None:
+            return
+        totals = self.totals
+        for state, n in entry["counts"].items():
+            totals[state] = totals.get(state, 0) + sign * n
+
+    def snapshot_of(self, slug: str, version: str | None = None) -> LiveMessage | None:
         """Last known counts of one queue, for its queue or job page that just connected."""
-        entries = [entry for entry in self.last_sent.values() if entry["slug"] == slug]
-        return live_protocol.counts_message(entries) if entries else None
+        since = self._since(version)
+        entries = [
+            entry
+            for ref, entry in self.last_sent.items()
+            if entry["slug"] == slug and (since is None or self.changed_at.get(ref, 0) > since)
+        ]
+        if not entries and since is None:
+            return None
+        return live_protocol.counts_message(entries)
+
+    def page_summary(self, ref: QueueRef, slack: float) -> QueueSummary | None:
+        """``ref``'s summary as the reader knows it now, for a page, or None when the page must
+        read it: never read, an event the estimate could not follow, a read in flight, or a
+        re-read overdue by more than ``slack`` seconds (nobody watches, so the reader does not
+        re-read it)."""
+        summary = self.summaries.get(ref)
+        if summary is None or not self.estimates.known(ref):
+            return None
+        if ref in self.uncertain or ref in self.reading:
+            return None
+        due = self.resync_at.get(ref)
+        if due is not None and due < time.monotonic() - slack:
+            return None
+        return dataclasses.replace(
+            summary, counts=self.estimates.counts(ref), paused=self.estimates.paused(ref)
+        )
+
+    def reason_of(self, ref: QueueRef) -> str | None:
+        """Why ``ref`` was paused, as the reader last read it (None: not read)."""
+        return self.reasons.get(ref)
 
     def take(self, ref: QueueRef, event: QueueEvent) -> None:
         self.events_taken[ref] = self.events_taken.get(ref, 0) + 1
@@ -107,18 +179,29 @@ class LiveCounts:
         self.moved.clear()
         self.uncertain.clear()
         self.resync_at.clear()
+        self._new_era()
 
     def forget_sent(self) -> None:
         """Redis is away: what the pages were sent is no longer known to hold."""
         self.last_sent.clear()
         self.estimates.clear()
+        self._new_era()
+
+    def _new_era(self) -> None:
+        self.totals.clear()
+        self.summaries.clear()
+        self.changed_at.clear()
+        self.era = secrets.token_hex(4)
+        self.sequence = 0
 
     async def refresh_all(self, queues: list[QueueRef], *, everything: bool = True) -> None:
         """Every queue there is: read those whose counts are not known yet and the watched ones
         not read lately, and send their counts that changed, or all with ``everything`` (the
         others' are kept exact by the events, checked by :meth:`verify_quiet`)."""
         for ref in set(self.last_sent) - set(queues):
-            self.last_sent.pop(ref, None)
+            self._count_in(self.last_sent.pop(ref, None), -1)
+            self.summaries.pop(ref, None)
+            self.changed_at.pop(ref, None)
             self.estimates.forget(ref)
         self.queues = list(queues)
         now = time.monotonic()
@@ -178,6 +261,7 @@ class LiveCounts:
                     ref, item.counts, item.paused, ref in self.legacy_paused, found.position
                 )
                 self.read_at[ref] = now
+                self.summaries[ref] = item
                 self.uncertain.pop(ref, None)
                 if found.position is None and self.events_taken.get(ref, 0) != taken[ref]:
                     # Events came in while reading: the read may or may not hold them.
@@ -216,18 +300,27 @@ class LiveCounts:
     def _send(self, refs: list[QueueRef], event_at: int, *, everything: bool = False) -> None:
         """``event_at``: when the oldest event behind these counts was written (0: none)."""
         changed = []
+        sequence = self.sequence + 1
         for ref in refs:
             if not self.estimates.known(ref):
                 continue
             paused = self.estimates.paused(ref)
             entry = counts_entry(ref, self.estimates.counts(ref), paused, self.reasons.get(ref))
-            if everything or self.last_sent.get(ref) != entry:
+            before = self.last_sent.get(ref)
+            if everything or before != entry:
                 changed.append(entry)
+                self.changed_at[ref] = sequence
+                self._count_in(before, -1)
+                self._count_in(entry, 1)
             self.last_sent[ref] = entry
         if not changed:
             return
+        self.sequence = sequence
         overview = [live_protocol.overview_entry(entry) for entry in changed]
-        self.outbox.emit(("overview",), live_protocol.overview_counts_message(overview, event_at))
+        self.outbox.emit(
+            ("overview",),
+            live_protocol.overview_counts_message(overview, event_at, self._totals()),
+        )
         for entry in changed:
             if entry["slug"] in self.watching.queues:
                 self.outbox.emit(

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Iterable
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -49,6 +50,7 @@ from queues.live.settings import LiveSettings
 from queues.live.status import REDIS_ERRORS, RedisStatus
 from queues.live.streams import StreamReader
 from queues.live.watching import Watching
+from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.redis import connections
 from queues.redis.clients import get_client, new_client
@@ -165,13 +167,36 @@ class Follower:
             and self.streams.caught_up_within(within)
         )
 
-    def snapshot(self, slug: str | None = None) -> LiveMessage | None:
+    def snapshot(self, slug: str | None = None, version: str | None = None) -> LiveMessage | None:
         """Last known counts (no Redis read) for a page that just connected: every queue's for
-        an overview, or only ``slug``'s; None unless they are :attr:`current` (the page then
-        reads Redis)."""
+        an overview, or only ``slug``'s; only those changed since ``version`` when the page
+        was rendered from this reader's counts (queues/live/count_changes.py); None unless
+        they are :attr:`current` (the page then reads Redis)."""
         if not self.current:
             return None
-        return self.counts.snapshot() if slug is None else self.counts.snapshot_of(slug)
+        if slug is None:
+            return self.counts.snapshot(version)
+        return self.counts.snapshot_of(slug, version)
+
+    def known_summaries(
+        self, refs: Iterable[QueueRef]
+    ) -> tuple[dict[QueueRef, QueueSummary], str | None]:
+        """The summaries of ``refs`` this reader keeps true now (no Redis read), for a page
+        that then reads only the others; and the version of the counts sent so far, which the
+        page hands its socket so that it is sent only what changed after. Nothing unless the
+        reader is :attr:`current` and reads the streams; a queue whose stream it does not
+        follow, or whose counts it could not keep (see ``LiveCounts.page_summary``), is left
+        to the page."""
+        if not (self.current and self._may_read()):
+            return {}, None
+        slack = self.settings.counts_interval + READER_SLACK
+        known = {}
+        for ref in refs:
+            if self.streams.follows(ref):
+                found = self.counts.page_summary(ref, slack)
+                if found is not None:
+                    known[ref] = found
+        return known, self.counts.version
 
     async def run(self) -> None:
         reader = asyncio.ensure_future(

@@ -38,11 +38,20 @@ class OverviewEntry(TypedDict, total=False):
     pauseReason: str
 
 
+class ConnectionTotals(TypedDict):
+    queues: int
+    counts: dict[str, int]
+
+
 class CountsMessage(TypedDict):
     type: Literal["counts"]
     queues: list[CountsEntry] | list[OverviewEntry]
     at: int
     eventAt: int  # when the oldest event behind these counts was written (0: none)
+    # An overview's: each live reader's connection → how many queues it knows and their
+    # counts summed (the overview's totals row), so that a page sent only what changed still
+    # shows true totals and sees new queues.
+    totals: NotRequired[dict[str, ConnectionTotals]]
 
 
 class StatusMessage(TypedDict):
@@ -176,8 +185,20 @@ def overview_entry(entry: CountsEntry) -> OverviewEntry:
     return found
 
 
-def overview_counts_message(entries: list[OverviewEntry], event_at: int = 0) -> CountsMessage:
-    return {"type": "counts", "queues": entries, "at": now_ms(), "eventAt": event_at}
+def overview_counts_message(
+    entries: list[OverviewEntry],
+    event_at: int = 0,
+    totals: dict[str, ConnectionTotals] | None = None,
+) -> CountsMessage:
+    message: CountsMessage = {
+        "type": "counts",
+        "queues": entries,
+        "at": now_ms(),
+        "eventAt": event_at,
+    }
+    if totals is not None:
+        message["totals"] = totals
+    return message
 
 
 def counts_message(entries: list[CountsEntry], event_at: int = 0) -> CountsMessage:

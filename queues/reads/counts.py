@@ -10,6 +10,7 @@ says which) so that the others are still shown.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,20 +139,36 @@ def _summary(ref: QueueRef, states: tuple[str, ...], replies: list[Any]) -> Queu
     )
 
 
+# Summaries a caller already knows without a read (the live reader's), by queue.
+Known = Callable[[list[QueueRef]], Mapping[QueueRef, QueueSummary]]
+
+
 async def summaries(
-    refs: list[QueueRef] | None = None, *, states: frozenset[str] | None = None
+    refs: list[QueueRef] | None = None,
+    *,
+    states: frozenset[str] | None = None,
+    known: Known | None = None,
 ) -> list[QueueSummary]:
     """Summaries of ``refs`` (default: every discovered queue), in one round trip per
     connection. Every queue's: with several connections, those of one that cannot be reached
     are left out (queues/redis/reachability.py names it). ``states``: count only these (the
-    others count 0), for a reader that needs a few at thousands of queues."""
+    others count 0), for a reader that needs a few at thousands of queues. ``known``: the
+    summaries of the queues it names are taken as they are, only the others are read."""
     if refs is None:
         async with translate_redis_errors():
             found: Discovered = await discovered()
         everywhere = connections.several()
-        return await read_summaries(
-            list(found.queues), found.legacy_paused, partial=everywhere, states=states
-        )
+        every = list(found.queues)
+        have = known(every) if known is not None else {}
+        if not have:
+            return await read_summaries(
+                every, found.legacy_paused, partial=everywhere, states=states
+            )
+        rest = [ref for ref in every if ref not in have]
+        read = await read_summaries(rest, found.legacy_paused, partial=everywhere, states=states)
+        merged = dict(have)
+        merged.update((item.ref, item) for item in read)
+        return [merged[ref] for ref in every if ref in merged]
     # Only the named queues' connections are asked: another one being down is not theirs.
     legacy_paused: frozenset[QueueRef] = frozenset()
     async with translate_redis_errors():

@@ -202,6 +202,7 @@
     if (message.type === "batch") { message.messages.forEach(handle); return; }
     if (message.type === "counts") {
       // One look for the overview's rows per message, not one per queue (thousands at first).
+      if (message.totals) Object.keys(message.totals).forEach(function (key) { totalsBy[key] = message.totals[key]; });
       var rows = spec().watch === "overview" ? rowsBySlug() : null;
       message.queues.forEach(function (queue) { applyCounts(queue, rows); });
       if (spec().watch === "overview") overviewSettled();
@@ -391,11 +392,39 @@
 
   var refreshTimer = null;
 
+  // Each live reader's number of queues and summed counts, as the server last sent them.
+  var totalsBy = {};
+
+  // The server's totals over every queue, when each connection's reader has sent its own (a
+  // page sent only what changed since it was rendered has no other source); else null.
+  function sentTotals() {
+    var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
+    var keys = Object.keys(totalsBy);
+    if (names.length ? names.some(function (n) { return !totalsBy[n]; }) : keys.length !== 1) return null;
+    var sum = { queues: 0, counts: {} };
+    keys.forEach(function (key) {
+      sum.queues += totalsBy[key].queues;
+      Object.keys(totalsBy[key].counts).forEach(function (name) {
+        sum.counts[name] = (sum.counts[name] || 0) + totalsBy[key].counts[name];
+      });
+    });
+    return sum;
+  }
+
   function overviewSettled() {
     var state = overviewState(), list = listEl();
     if (!state || !list) return;
     var rendered = Number(list.dataset.total) || 0;
-    if (state.size < rendered) return;  // not every queue heard of yet: the page's figures stand
+    var sent = sentTotals();
+    if (sent) {
+      list.querySelectorAll("th[data-total]").forEach(function (th) {
+        setText(th, sent.counts[th.dataset.total] || 0);
+      });
+    }
+    if (state.size < rendered) {  // not every queue heard of yet: the page's figures stand
+      if (sent && sent.queues > rendered) newQueues(sent.queues);
+      return;
+    }
     var totals = {}, groups = {};
     var grouped = list.querySelectorAll("tbody.group[data-group]");
     Object.keys(state.queues).forEach(function (slug) {
@@ -410,9 +439,11 @@
         }
       });
     });
-    list.querySelectorAll("th[data-total]").forEach(function (th) {
-      setText(th, totals[th.dataset.total] || 0);
-    });
+    if (!sent) {
+      list.querySelectorAll("th[data-total]").forEach(function (th) {
+        setText(th, totals[th.dataset.total] || 0);
+      });
+    }
     Array.prototype.forEach.call(grouped, function (body) {
       var sums = groups[body.dataset.group] || {};
       body.querySelectorAll(".group-row td[data-group-state]").forEach(function (td) {
@@ -421,10 +452,12 @@
         td.classList.toggle("zero", !n);
       });
     });
-    if (state.size > rendered) {
-      setText(document.querySelector('[data-testid="queue-count"]'), state.size);
-      refreshList();
-    }
+    if (state.size > rendered) newQueues(state.size);
+  }
+
+  function newQueues(size) {
+    setText(document.querySelector('[data-testid="queue-count"]'), size);
+    refreshList();
   }
 
   // Groups that were open when the list was asked for again: opened again in the fresh list.

@@ -283,7 +283,9 @@ async def test_a_grouped_overview_gets_each_queue_s_group_with_its_counts(
     found, _ = await wait_for(socket, lambda m: groups(m).get("eu-mail") == "mail")
     assert groups(found)["us-mail"] == "mail"
     await socket.send_json_to({"watch": "overview"})  # not grouped: no group is sent
-    found, _ = await wait_for(socket, lambda m: "eu-mail" in groups(m))
+    # A live message rendered for the grouping before may still be on its way: the answer to
+    # this watch follows it.
+    found, _ = await wait_for(socket, lambda m: "eu-mail" in groups(m) and not groups(m)["eu-mail"])
     assert groups(found) == {"eu-mail": None, "us-mail": None}
     await socket.send_json_to({"watch": "overview", "group": "sideways"})
     refused, _ = await wait_for(socket, lambda m: m["type"] == "error")

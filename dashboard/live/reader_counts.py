@@ -1,0 +1,49 @@
+"""Pages served from what this process's live readers know.
+
+While a reader follows a Redis connection's event streams it keeps every queue's counts true
+(queues/live/count_changes.py); a page listing thousands of queues takes those instead of
+reading each queue again, and reads only the queues the reader cannot vouch for, in the same
+one round trip. The page also learns the version of the counts the reader had sent: its
+socket hands it back and is sent only what changed after (consumers.py), so nothing between
+the render and the subscription is lost or read twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dashboard.live import channel_groups
+from queues.reads.counts import QueueSummary
+from queues.reads.keys import QueueRef
+from queues.redis.per_connection import by_connection
+
+
+class ReaderCounts:
+    """The known counts for one page render; pass it as ``summaries(known=…)``."""
+
+    def __init__(self) -> None:
+        self.followers = {f.connection: f for f in channel_groups.running_followers()}
+        self.versions: list[str] = []
+        # Every queue the page lists came from a reader: only then may its socket resume.
+        self.complete = True
+
+    def __call__(self, refs: list[QueueRef]) -> Mapping[QueueRef, QueueSummary]:
+        known: dict[QueueRef, QueueSummary] = {}
+        for name, share in by_connection(refs).items():
+            follower = self.followers.get(name)
+            if follower is None:
+                self.complete = False
+                continue
+            have, version = follower.known_summaries(share)
+            if version is None or len(have) < len(share):
+                self.complete = False
+            if version is not None:
+                self.versions.append(version)
+            known.update(have)
+        return known
+
+    @property
+    def version(self) -> str:
+        """What the page's socket hands back (``era:sequence`` per reader), or "" when some
+        of the page's queues were read from Redis: its socket is then sent every count."""
+        return " ".join(self.versions) if self.complete and self.versions else ""

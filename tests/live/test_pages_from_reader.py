@@ -1,0 +1,161 @@
+"""Pages served from what the live reader knows: a view of the overview while a reader follows
+every queue reads Redis for what the reader cannot vouch for only, and its socket resumes from
+the version of the counts the page shows."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.test import AsyncClient
+from django.urls import reverse
+
+from dashboard.live import channel_groups
+from dashboard.live.consumers import LiveConsumer
+from queues.reads.discovery import discovered
+from tests.support.live_reads import _unread, counts_of, run_peer, wait_for
+from tests.support.peer import Peer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TENANTS = 100  # two queues each: many more queues than one page of the overview lists
+
+
+@pytest.fixture
+async def sockets() -> AsyncIterator[list[WebsocketCommunicator]]:
+    opened: list[WebsocketCommunicator] = []
+    yield opened
+    for communicator in opened:
+        _unread.pop(id(communicator), None)
+        await communicator.disconnect()
+    await channel_groups.stop()
+
+
+async def connect(sockets: list[WebsocketCommunicator]) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
+    connected, _ = await communicator.connect()
+    assert connected
+    sockets.append(communicator)
+    return communicator
+
+
+def calls(redis_client: Any) -> dict[str, int]:
+    stats = redis_client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(entry["calls"]) for name, entry in stats.items()}
+
+
+def grown(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The commands run between two INFOs, less the INFO that read ``before``."""
+    cost = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    cost["info"] = cost.get("info", 1) - 1
+    return {k: v for k, v in cost.items() if v}
+
+
+async def reader_knows_every_queue() -> int:
+    """Wait until the reader keeps every queue's counts; the number of queues."""
+    refs = list((await discovered()).queues)
+    follower = channel_groups.ensure_started()
+    for _ in range(300):
+        known, version = follower.known_summaries(refs)
+        if version is not None and len(known) == len(refs):
+            return len(refs)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the reader knows {len(known)} of {len(refs)} queues")
+
+
+def since_of(page: str) -> str:
+    found = re.search(r'<main id="main"[^>]*data-live="([^"]*)"', page)
+    assert found, "the page has no live spec"
+    return str(json.loads(html.unescape(found.group(1))).get("since", ""))
+
+
+@pytest.fixture
+async def many_queues(peer: Peer) -> None:
+    await run_peer(peer, "many-queues", "--count", str(TENANTS), "--services", "mail,billing")
+
+
+async def test_a_view_of_the_overview_while_live_costs_at_most_a_command_a_queue(
+    many_queues: None,
+    sockets: list[WebsocketCommunicator],
+    client: AsyncClient,
+    redis_client: Any,
+) -> None:
+    watcher = await connect(sockets)
+    await watcher.send_json_to({"watch": "overview"})
+    queues = await reader_knows_every_queue()
+    url = reverse("bullpen:overview") + "?per_page=25"
+    # Without the reader's counts (a page with none to take): eight commands a queue at least.
+    before = calls(redis_client)
+    response = await client.get(url)
+    assert response.status_code == 200
+    cost = grown(before, calls(redis_client))
+    assert sum(cost.values()) <= queues, cost
+    # Counts and meta are not read at all: what is read is the page's rows' sparklines, the
+    # alerts of queues that keep failed jobs, workers and stuck jobs.
+    assert "zcard" not in cost and "llen" not in cost, cost
+    assert since_of(response.content.decode())
+
+    api = reverse("bullpen:api-queues")
+    before = calls(redis_client)
+    response = await client.get(api)
+    assert response.status_code == 200 and len(response.json()["queues"]) == 100
+    cost = grown(before, calls(redis_client))
+    assert "zcard" not in cost and sum(cost.values()) <= queues, cost
+
+
+async def test_a_socket_resumes_from_the_version_its_page_shows(
+    many_queues: None,
+    sockets: list[WebsocketCommunicator],
+    client: AsyncClient,
+    peer: Peer,
+) -> None:
+    watcher = await connect(sockets)
+    await watcher.send_json_to({"watch": "overview"})
+    queues = await reader_knows_every_queue()
+    page = (await client.get(reverse("bullpen:overview"))).content.decode()
+    since = since_of(page)
+    assert re.fullmatch(r"[0-9a-f]{8}:\d+", since), since
+
+    # Nothing changed since the page was rendered: only the totals come.
+    first = await connect(sockets)
+    await first.send_json_to({"watch": "overview", "since": since})
+    quiet, _ = await wait_for(first, lambda m: m["type"] == "counts")
+    assert len(quiet["queues"]) < queues
+    (totals,) = quiet["totals"].values()
+    assert totals["queues"] == queues
+    assert totals["counts"]["waiting"] == sum(
+        entry["counts"].get("waiting", 0) for entry in (await full_counts(sockets))["queues"]
+    )
+
+    # A job added between the render and the subscription is not lost.
+    await run_peer(peer, "add", "--queue", "t001-mail", "--name", "late", "--data", "{}")
+    follower = channel_groups.ensure_started()
+    for _ in range(100):
+        if follower.counts.version != since:
+            break
+        await asyncio.sleep(0.1)
+    second = await connect(sockets)
+    await second.send_json_to({"watch": "overview", "since": since})
+    resumed, _ = await wait_for(second, lambda m: m["type"] == "counts")
+    assert counts_of(resumed, "t001-mail") is not None
+    assert len(resumed["queues"]) < queues
+
+    # A version of another era (another process, a restart) gets every queue's counts.
+    third = await connect(sockets)
+    await third.send_json_to({"watch": "overview", "since": "00000000:1"})
+    everything, _ = await wait_for(third, lambda m: m["type"] == "counts")
+    assert len(everything["queues"]) == queues
+
+
+async def full_counts(sockets: list[WebsocketCommunicator]) -> dict[str, Any]:
+    """Every queue's counts, as a socket without a version gets them."""
+    socket = await connect(sockets)
+    await socket.send_json_to({"watch": "overview"})
+    found, _ = await wait_for(socket, lambda m: m["type"] == "counts")
+    return found
