@@ -114,11 +114,17 @@ def start_bullpen(
     return server
 
 
+# Seconds daphne gets to stop after SIGTERM. On a loaded machine a server whose page still
+# holds a socket took 10 s and more to end its application instances; a test's throw-away
+# server is then killed (its Redis and database are the test's own).
+STOP_GRACE_S = 4
+
+
 def stop_bullpen(server: LiveServer) -> None:
     if server.process.poll() is None:
         server.process.terminate()
         try:
-            server.process.wait(10)
+            server.process.wait(STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait(10)
