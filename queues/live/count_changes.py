@@ -181,6 +181,21 @@ class LiveCounts:
         self.resync_at.clear()
         self._new_era()
 
+    def doubt_drifted(self) -> None:
+        """Pages watch again after a time nobody did, while the streams were read all along
+        (for history): the counts the events kept exact stay; those that moved unsent, met an
+        event they could not follow or were due a re-read are forgotten, to be read afresh."""
+        now = time.monotonic()
+        doubtful = set(self.moved) | set(self.uncertain)
+        doubtful.update(ref for ref, at in self.resync_at.items() if at <= now)
+        for ref in doubtful:
+            self.estimates.forget(ref)
+            self._count_in(self.last_sent.pop(ref, None), -1)
+            self.summaries.pop(ref, None)
+            self.moved.pop(ref, None)
+            self.uncertain.pop(ref, None)
+            self.resync_at.pop(ref, None)
+
     def forget_sent(self) -> None:
         """Redis is away: what the pages were sent is no longer known to hold."""
         self.last_sent.clear()

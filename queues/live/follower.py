@@ -287,8 +287,8 @@ class Follower:
             woke = watching.everywhere(await leadership.read_interest(redis))
             if woke and self.history is None:
                 self._restart_streams()
-            elif woke:  # streams read all along (history), counts left to drift: read afresh
-                self.counts.restart()
+            elif woke:  # streams read all along (history): read afresh what may have drifted
+                self.counts.doubt_drifted()
                 self._send_everything_soon()
         # This process's own pages count at once, not after the next exchange of interest.
         watching.add_own(leadership.registry)
