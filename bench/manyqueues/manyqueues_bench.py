@@ -39,6 +39,7 @@ sys.path.insert(0, str(BENCH_DIR))
 try:
     import redis as redis_py
     from playwright.sync_api import Browser, sync_playwright
+    from playwright.sync_api import Error as PlaywrightError
 except ImportError as exc:  # pragma: no cover - the project venv has them
     sys.exit(f"manyqueues_bench.py needs {exc.name!r}: run it with ./.venv/bin/python")
 
@@ -332,7 +333,13 @@ def run_size(
         proc = start_server(procs, server, args, redis_url, names_file, port, log_path)
         log(f"waiting for {TITLES[server]} on port {port}")
         wait_ready(port, API_ROUTES[server], proc, TITLES[server], args.startup_timeout, log_path)
-        result = measure_server(browser, counter, server, port, queues, args)
+        try:
+            result = measure_server(browser, counter, server, port, queues, args)
+        except PlaywrightError as error:
+            # Bull Board's page crashed Chromium's tab at 10,000 queues: said, not fatal.
+            log(f"{TITLES[server]} could not be measured: {error}")
+            result = ServerResult(server, queues, PAGES[server])
+            result.notes.append(f"the page could not be loaded: {str(error).splitlines()[0]}")
         time.sleep(1.0)
         result.rss_bytes = process_group_rss(proc.pid)
         size.servers[server] = result

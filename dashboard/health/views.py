@@ -60,8 +60,16 @@ async def redis_api(request: HttpRequest) -> JsonResponse:
 
 @page_view
 async def panel(request: HttpRequest) -> HttpResponse:
-    if not await may_see_servers(request):
+    context = await panel_context(request)
+    if context is None:
         return HttpResponse("")  # the placeholder goes, and nothing takes its place
+    return render(request, "bullpen/_redis_health.html", context)
+
+
+async def panel_context(request: HttpRequest) -> dict[str, Any] | None:
+    """What the Redis panel shows this viewer (None: nothing, not theirs to see)."""
+    if not await may_see_servers(request):
+        return None
     servers = await read_health()
     rows = [
         {
@@ -72,4 +80,4 @@ async def panel(request: HttpRequest) -> HttpResponse:
         for server in servers
     ]
     attention = sum(1 for server in servers if server.warnings or not server.up)
-    return render(request, "bullpen/_redis_health.html", {"rows": rows, "attention": attention})
+    return {"rows": rows, "attention": attention}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -17,6 +18,7 @@ from dashboard.auth.viewer import can_act_on, kind_on_queue, sign_kind, viewer_k
 from dashboard.forms import preferences
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
+from dashboard.health import views as health
 from dashboard.history.overview_columns import add_history_columns
 from dashboard.pages import relatives
 from dashboard.pages.htmx import htmx
@@ -102,11 +104,13 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
 
 @page_view
 async def overview(request: HttpRequest) -> HttpResponse:
-    context = await _overview(request)
     # The filter, the order and the pager swap only the list (htmx); the page is the same.
     if htmx(request).target == "overview-list":
-        return render(request, "bullpen/_overview_list.html", context)
-    return render(request, "bullpen/overview.html", context)
+        return render(request, "bullpen/_overview_list.html", await _overview(request))
+    # The Redis panel comes with the page, read beside its list: one request fewer. A server
+    # found down moments ago is not waited on (queues/redis/health.py).
+    context, panel = await asyncio.gather(_overview(request), health.panel_context(request))
+    return render(request, "bullpen/overview.html", {**context, "redis_panel": panel})
 
 
 @page_view
