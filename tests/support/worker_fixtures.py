@@ -74,6 +74,21 @@ async def chaos_job(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {"ok": True}
 
 
+# The same on a Postgres store (`runqueueworker --connection pg`), with BullMQ's default lock:
+# a loaded machine must not let a lock lapse mid-job there either.
+job_handler("proc-pg-slow", concurrency=5, attempts=1)(slow_job)
+
+
+@job_handler("proc-pg", concurrency=3, attempts=2, backoff_ms=10)
+async def on_postgres(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """Progress and a log line, then ``n`` doubled, or a failure when ``fail`` is given."""
+    await ctx.progress(50)
+    await ctx.log(f"attempt {ctx.attempt} of {ctx.max_attempts}")
+    if payload.get("fail"):
+        raise RuntimeError(f"refused {payload['fail']}")
+    return {"doubled": int(payload["n"]) * 2}
+
+
 # Locks that outlast a Redis restart of a few seconds; stall checks every second.
 RESTART_SAFE = QueueOptions(
     lock_duration_ms=10_000, stalled_interval_ms=1000, max_stalled_count=3, attempts=3
