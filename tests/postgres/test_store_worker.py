@@ -150,3 +150,28 @@ async def test_a_store_it_cannot_use_is_refused_with_the_reason(
     assert down.wait() != 0
     assert "is unreachable" in down.log.read_text()
     assert pg_peer("job-status", "--queue", "proc-pg", "--id", "kept")["state"] == "waiting"
+
+
+async def test_its_limiter_and_schedulers_work_on_the_store(
+    pg_workers: Start, pg_peer: PostgresPeer
+) -> None:
+    for n in range(12):
+        _add(pg_peer, "proc-pg-timed", f"t-{n}", {"n": n})
+    worker = pg_workers("proc-pg-timed")
+    await worker.wait_started()
+
+    async def thirteen() -> bool:  # the 12 and the scheduler's first job, due at once
+        return int(pg_peer("inspect", "--queue", "proc-pg-timed")["counts"]["completed"]) == 13
+
+    await wait_for("13 completed", thirteen, limit_s=60)
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0
+    seen = pg_peer("inspect", "--queue", "proc-pg-timed", "--ids", "t-0,t-11")
+    assert seen["details"]["t-11"]["returnvalue"] == 11
+    done = seen["jobs"]["completed"]
+    details = pg_peer("inspect", "--queue", "proc-pg-timed", "--ids", ",".join(done))["details"]
+    starts = sorted(int(details[job_id]["processedOn"]) for job_id in done)
+    # At most 4 a second: the ninth start is in the third window of BullMQ's limiter.
+    assert starts[8] - starts[0] >= 1950, starts
+    tick = pg_peer("scheduler", "--queue", "proc-pg-timed", "--id", "tick")
+    assert tick["scheduler"]["every"] == 60_000 and len(tick["nextJobs"]) == 1

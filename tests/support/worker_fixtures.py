@@ -24,7 +24,7 @@ import pytest
 import redis
 
 from queues.redis.clients import get_client
-from queues.runner import QueueOptions, Registry, job_handler
+from queues.runner import Limiter, QueueOptions, Registry, Schedule, job_handler
 from queues.runner.json_logs import configure_json_logs, reset_json_logs
 from queues.runner.memory import rss_mb
 from queues.runner.supervisor import WorkerRunner
@@ -87,6 +87,15 @@ async def on_postgres(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
     if payload.get("fail"):
         raise RuntimeError(f"refused {payload['fail']}")
     return {"doubled": int(payload["n"]) * 2}
+
+
+@job_handler(
+    "proc-pg-timed",
+    limiter=Limiter(max=4, duration_ms=1000),
+    schedules=[Schedule(id="tick", name="tick", every_ms=60_000, data={"n": 0})],
+)
+async def timed(payload: dict[str, Any]) -> int:
+    return int(payload.get("n", 0))
 
 
 # Locks that outlast a Redis restart of a few seconds; stall checks every second.
