@@ -64,18 +64,28 @@ async def job_page(
         raise QueueNotFound(f"Unknown queue {ref.slug!r}")
     if state == "paused" and str(counted[0].get("paused")) != "1":
         ids, total = [], 0  # a queue that is not paused has no paused jobs
-    found_rows = await pages.commands([("get_job_data", [ref.name, job_id]) for job_id in ids])
-    cap = int(get_config()["LIST_FIELD_CAP"])
+    jobs = await job_rows(ref, ids, int(get_config()["LIST_FIELD_CAP"]))
+    for job in jobs:
+        job["state"] = state
+    return JobPage(jobs, total, page, per_page, state, order)  # type: ignore[arg-type]
+
+
+async def job_rows(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+    """List rows of ``job_ids`` (fields over ``cap`` cut), each with its state now, in one
+    round trip; jobs removed since their ids were read are left out."""
+    found_rows = await session(ref.connection).commands(
+        [("get_job_data", [ref.name, job_id]) for job_id in job_ids]
+    )
     jobs = []
     for found in found_rows:
         if not found:
             continue  # removed since its id was read
         job = _job(found[0], cap)
         del job["stacktrace"]
-        job["state"] = state
+        job["state"] = rows.job_state(found[0])
         job["queueQualifiedName"] = ref.qualified_name
         jobs.append(job)
-    return JobPage(jobs, total, page, per_page, state, order)  # type: ignore[arg-type]
+    return jobs
 
 
 def _relative(child_key: str, connection: str) -> dict[str, str]:

@@ -32,6 +32,9 @@ class PostgresStore:
     ) -> dict[str, Any]:
         return await job_reads.job_detail(ref, job_id, log_lines=log_lines, cap=cap)
 
+    async def job_rows(self, ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+        return await job_reads.job_rows(ref, job_ids, cap)
+
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]:
         return await job_reads.job_live_view(ref, job_id)
 

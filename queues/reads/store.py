@@ -40,6 +40,10 @@ class QueueStore(Protocol):
         self, ref: QueueRef, job_id: str, *, log_lines: int | None, cap: int | None
     ) -> dict[str, Any]: ...
 
+    async def job_rows(self, ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+        """List rows of ``job_ids`` with their states (what the live rows send)."""
+        ...
+
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]: ...
 
     async def workers(self, connection: str, refs: list[QueueRef]) -> list[Any]:
