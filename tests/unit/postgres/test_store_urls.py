@@ -138,10 +138,14 @@ async def test_actions_a_postgres_store_does_not_do_yet_are_refused_first() -> N
 
     config = {"CONNECTIONS": {"main": "redis://r:6379/0", "pg": PG}}
     with override_settings(BULLPEN=config):
-        refusal = await steps.check_store(attempt("shop@pg", "empty"))
+        refusal = await steps.check_store(attempt("shop@pg", "cancel"))
         assert refusal is not None and refusal.status == 400
         assert refusal.message == (
-            "empty is not available yet for 'shop@pg': a queue on a PostgreSQL store"
+            "cancel is not available yet for 'shop@pg': a queue on a PostgreSQL store"
         )
-        assert await steps.check_store(attempt("shop@pg", "retry-all")) is None
-        assert await steps.check_store(attempt("shop@main", "empty")) is None
+        for action in ("rate-limit", "concurrency", "move-to-failed"):
+            assert await steps.check_store(attempt("shop@pg", action)) is not None, action
+        allowed = ("retry-all", "empty", "obliterate", "upsert-scheduler", "run-scheduler")
+        for action in (*allowed, "remove-scheduler"):
+            assert await steps.check_store(attempt("shop@pg", action)) is None, action
+        assert await steps.check_store(attempt("shop@main", "cancel")) is None
