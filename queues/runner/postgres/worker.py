@@ -3,6 +3,7 @@ Postgres backend (its LISTEN wait for jobs, its lock renewal and stalled checks,
 functions for every move), running the registered handler with the runner's patterns:
 
 - bounded concurrency (the queue's ``concurrency``, the package's own slots);
+- fetch-next: completing a job fetches the next in the same statement, as Node's worker does;
 - a limiter that waits its window (the package's worker would ask again at once);
 - runner defaults for foreign jobs (attempts, exponential backoff, retention);
 - a queue's ``timeout`` per attempt (dispatch.py);
@@ -112,9 +113,21 @@ class PostgresRunnerWorker(Worker):  # type: ignore[misc]
         opts.setdefault("removeOnFail", self.opts["removeOnFail"])
 
     async def processJob(self, job: Job, token: str) -> None:
+        """Run ``job``, then the jobs fetched with each completion, until none is fetched."""
         task = asyncio.current_task()
         if task is not None:
             self._slots.add(task)
+        try:
+            current: Job | None = job
+            while current is not None:
+                current = await self._run_one(current, token)
+                if current is not None:
+                    self.emit("active", current, "waiting")
+        finally:
+            if task is not None:
+                self._slots.discard(task)
+
+    async def _run_one(self, job: Job, token: str) -> Job | None:
         self._apply_defaults(job)
         self.jobs.add((job, token))
         self.lockManager.track_job(job.id, token, now_ms())
@@ -132,30 +145,40 @@ class PostgresRunnerWorker(Worker):  # type: ignore[misc]
                     raise UnrecoverableError(job.deferredFailure)
                 result = await self.dispatch(job)
             except (DelayedError, WaitingChildrenError):
-                return  # the handler moved the job itself
+                return None  # the handler moved the job itself
             except Exception as error:
                 await self._failed(job, token, error, started, fields)
-                return
-            await self._completed(job, token, result, started, fields)
+                return None
+            return await self._completed(job, token, result, started, fields)
         except asyncio.CancelledError:
             if not self._abandoning:
                 raise  # the drain's deadline: the job stays active, for stall recovery
+            return None
         finally:
             self.jobs.discard((job, token))
             self.lockManager.untrack_job(job.id)
-            if task is not None:
-                self._slots.discard(task)
 
     async def _completed(
         self, job: Job, token: str, result: Any, started: float, fields: dict[str, Any]
-    ) -> None:
+    ) -> Job | None:
+        """Complete ``job``; the next job comes back with the same call (BullMQ's
+        ``move_to_completed_fetch``), as Node's worker fetches it, unless the drain began."""
         try:
-            await job.moveToCompleted(result, token)
+            moved = await self.backend.moveToCompleted(
+                job, result, job.opts.get("removeOnComplete", False), token, not self.draining
+            )
         except Exception as error:  # e.g. the lock was lost and another worker has the job
             log_event("error", error=f"{type(error).__name__}: {error}", **fields)
-            return
+            return None
+        job.returnvalue = result
+        job.attemptsMade += 1
+        job.finishedOn = moved["finishedOn"]
         log_event("completed", duration_ms=since(started), **fields)
         self.emit("completed", job, result)
+        fetched = moved["result"]
+        if not fetched:
+            return None
+        return await self.nextJobFromJobData(*fetched, token)  # type: ignore[no-any-return]
 
     def _is_final(self, job: Job, error: BaseException) -> bool:
         attempts = int(job.opts.get("attempts") or 1)
