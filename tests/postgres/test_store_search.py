@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 import pytest
 from django.test import AsyncClient
 
+from tests.support.action_requests import AUTH
 from tests.support.peer import Peer, PostgresPeer
 from tests.support.search_reads import stream
 
@@ -95,3 +96,14 @@ async def test_a_bad_query_or_state_is_refused_before_reading(
     assert odd.status_code == 400
     missing = await client.get("/queues/api/queues/nowhere@pg/search/?state=waiting&q=n")
     assert missing.status_code == 404
+
+
+async def test_acting_on_a_postgres_queues_matches_is_refused_and_changes_nothing(
+    client: AsyncClient, pg_peer: PostgresPeer, with_pg: dict[str, Any]
+) -> None:
+    pg_peer("add", "--queue", "orders", "--name", "n", "--data", '{"customer": "ada"}')
+    refused = await client.post(
+        "/queues/api/queues/orders@pg/search/remove/?q=ada&state=waiting", headers=AUTH
+    )
+    assert refused.status_code == 400 and "PostgreSQL store" in refused.json()["error"]
+    assert pg_peer("inspect", "--queue", "orders")["countsAll"]["waiting"] == 1

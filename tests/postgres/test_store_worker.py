@@ -8,14 +8,21 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from queues.postgres.urls import parse_postgres_url
+from queues.runner import Registry
+from queues.runner.dispatch import Dispatcher
+from queues.runner.postgres.connection import WorkerConnection
+from queues.runner.postgres.dead_letter import dead_letter_queue, fail_finally
+from queues.runner.postgres.worker import PostgresRunnerWorker
 from tests.support.peer import PostgresPeer
 from tests.support.redis_server import RedisServer
-from tests.support.worker_fixtures import RUNS_KEY, WorkerProcess, wait_for
+from tests.support.worker_fixtures import RUNS_KEY, WorkerProcess, on_postgres, wait_for
 
 Start = Callable[..., WorkerProcess]
 
@@ -175,3 +182,33 @@ async def test_its_limiter_and_schedulers_work_on_the_store(
     assert starts[8] - starts[0] >= 1950, starts
     tick = pg_peer("scheduler", "--queue", "proc-pg-timed", "--id", "tick")
     assert tick["scheduler"]["every"] == 60_000 and len(tick["nextJobs"]) == 1
+
+
+async def test_a_dead_letter_is_written_with_the_failure_or_not_at_all(
+    pg_peer: PostgresPeer, with_pg: dict[str, Any]
+) -> None:
+    _add(pg_peer, "proc-pg", "doomed", {"fail": "x"})
+    registry = Registry()
+    spec = registry.register("proc-pg", on_postgres, attempts=1)
+    own = WorkerConnection(parse_postgres_url(with_pg["CONNECTIONS"]["pg"]))
+    worker = PostgresRunnerWorker(
+        spec,
+        Dispatcher(spec, ThreadPoolExecutor(1)),
+        connection=own,
+        name="test",
+        dead_letters=dead_letter_queue("dead-letter", own),
+    )
+    try:
+        job = await worker.moveToActive("token-1")
+        assert job is not None and job.id == "doomed"
+        # Another worker's token: BullMQ refuses the failure, and the copy goes with it.
+        with pytest.raises(TypeError, match="Lock mismatch"):
+            await fail_finally(worker, worker.dead_letters, job, "token-2", RuntimeError("x"))
+        assert pg_peer("job-status", "--queue", "proc-pg", "--id", "doomed")["state"] == "active"
+        letters = pg_peer("inspect", "--queue", "dead-letter")
+        assert sum(letters["countsAll"].values()) == 0
+        await fail_finally(worker, worker.dead_letters, job, "token-1", RuntimeError("x"))
+        assert pg_peer("job-status", "--queue", "proc-pg", "--id", "doomed")["state"] == "failed"
+        assert pg_peer("inspect", "--queue", "dead-letter")["jobs"]["waiting"] == ["proc-pg.doomed"]
+    finally:
+        await own.close()
