@@ -195,6 +195,11 @@ POSTGRES_ACTIONS = frozenset(
         "retry-all",
         "promote-all",
         "clean",
+        "empty",
+        "obliterate",
+        "upsert-scheduler",
+        "remove-scheduler",
+        "run-scheduler",
     }
 )
 

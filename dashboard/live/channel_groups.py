@@ -67,7 +67,7 @@ class Supervisor:
         self.restarts = 0
         # Each Postgres store's counts, read from BullMQ's notifications (queues/postgres/).
         self.stores: dict[str, Any] = {
-            name: _store_reader(name) for name in connections.postgres_names()
+            name: _store_reader(name, interest) for name in connections.postgres_names()
         }
 
     @property
@@ -92,7 +92,7 @@ class Supervisor:
                 log.warning("live updates: the reader of %s stopped: %s", name, error)
             restarts += 1
             await asyncio.sleep(min(30.0, 0.5 * 2 ** min(restarts, 6)))
-            self.stores[name] = _store_reader(name)
+            self.stores[name] = _store_reader(name, self.interest)
 
     async def _keep_running(self, name: str) -> None:
         restarts = 0
@@ -111,10 +111,10 @@ class Supervisor:
             self.followers[name] = Follower(publish, self.interest, connection=name)
 
 
-def _store_reader(connection: str) -> PostgresLiveCounts:
+def _store_reader(connection: str, interest: Interest) -> PostgresLiveCounts:
     from queues.postgres.live_counts import PostgresLiveCounts  # loads the driver: Postgres only
 
-    return PostgresLiveCounts(publish, connection)
+    return PostgresLiveCounts(publish, connection, registry=interest)
 
 
 LIVE_READER: Slot[Supervisor] = Slot("live-reader")

@@ -11,7 +11,6 @@ from django.http import HttpRequest
 from dashboard.auth.queue_access import QueueAccess, for_request
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
-from queues.reads.store import on_redis
 
 
 def matches_pattern(ref: QueueRef, patterns: Sequence[str]) -> bool:
@@ -33,6 +32,5 @@ async def queues_to_search(request: HttpRequest, patterns: Sequence[str]) -> lis
 async def queues_seen_by(access: QueueAccess, patterns: Sequence[str]) -> list[QueueRef]:
     """The same for a principal with no request (the MCP server's)."""
     found = await discovered()
-    # Searches scan Redis; a Postgres store's queues are not searched yet.
-    named = sorted(ref for ref in on_redis(found.queues) if matches_pattern(ref, patterns))
+    named = sorted(ref for ref in found.queues if matches_pattern(ref, patterns))
     return access.visible(named, lambda ref: ref.slug)

@@ -12,9 +12,11 @@ from queues.actions.bullmq_errors import translate_bullmq_errors
 from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
 from queues.errors import BadParameter, Conflict
+from queues.reads.counts import summary
 from queues.reads.discovery import discovered, forget
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import write_reason
+from queues.reads.store import other_store
 from queues.redis.clients import get_client
 
 
@@ -49,6 +51,13 @@ async def for_each_queue(
 
 async def empty(ref: QueueRef) -> ActionResult:
     """Remove every waiting, prioritized and delayed job (not active, completed or failed)."""
+    if other_store(ref.connection) is not None:
+        # BullMQ's Postgres drain, after its counts: it answers no number of its own.
+        counts = (await summary(ref)).counts
+        before = sum(counts[state] for state in ("waiting", "prioritized", "delayed", "paused"))
+        async with translate_bullmq_errors():
+            await queue_for_actions(ref).drain(delayed=True)
+        return ActionResult("empty", ref.slug, count=before)
     reader = get_client(ref.connection)
     async with translate_bullmq_errors():
         async with reader.pipeline(transaction=False) as pipe:
@@ -65,13 +74,19 @@ async def obliterate(ref: QueueRef, confirm: str, *, force: bool = False) -> Act
     (active) stop it unless ``force``: their workers then find them gone and cannot finish."""
     if confirm != ref.name:
         raise BadParameter("Type the queue's name to confirm obliterating it")
-    reader = get_client(ref.connection)
+    if other_store(ref.connection) is not None:
+        found = await summary(ref)
+        paused, active = found.paused, found.counts["active"]
+    else:
+        reader = get_client(ref.connection)
+        async with translate_bullmq_errors():
+            paused = (await reader.hget(ref.key("meta"), "paused")) not in (None, "", "0")
+            active = int(await reader.llen(ref.key("active")))
+    if not paused:
+        raise Conflict("Pause the queue before obliterating it")
+    if not force and active:
+        raise Conflict("The queue has active jobs: obliterate with force to destroy them too")
     async with translate_bullmq_errors():
-        paused = await reader.hget(ref.key("meta"), "paused")
-        if paused in (None, "", "0"):
-            raise Conflict("Pause the queue before obliterating it")
-        if not force and int(await reader.llen(ref.key("active"))):
-            raise Conflict("The queue has active jobs: obliterate with force to destroy them too")
         # BullMQ's own obliterate, batch by batch, without the pause Queue.obliterate writes
         # first: the queue is paused already, and that write is one Redis refuses at maxmemory,
         # when destroying a queue is how to free memory.
@@ -93,7 +108,8 @@ async def add_job(ref: QueueRef, name: str, data: Any, opts: dict[str, Any]) -> 
 
 async def remove_scheduler(ref: QueueRef, scheduler_id: str) -> ActionResult:
     async with translate_bullmq_errors():
-        # BullMQ's removeJobScheduler script answers 0 when it removed it, 1 when absent.
+        # BullMQ's removeJobScheduler (script or Postgres function) answers 0 when it removed
+        # it, 1 when absent.
         missing = await queue_for_actions(ref).removeJobScheduler(scheduler_id)
     if missing:
         raise Conflict(f"No job scheduler {scheduler_id!r} in queue {ref.slug!r}")

@@ -64,18 +64,28 @@ async def job_page(
         raise QueueNotFound(f"Unknown queue {ref.slug!r}")
     if state == "paused" and str(counted[0].get("paused")) != "1":
         ids, total = [], 0  # a queue that is not paused has no paused jobs
-    found_rows = await pages.commands([("get_job_data", [ref.name, job_id]) for job_id in ids])
-    cap = int(get_config()["LIST_FIELD_CAP"])
+    jobs = await job_rows(ref, ids, int(get_config()["LIST_FIELD_CAP"]))
+    for job in jobs:
+        job["state"] = state
+    return JobPage(jobs, total, page, per_page, state, order)  # type: ignore[arg-type]
+
+
+async def job_rows(ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+    """List rows of ``job_ids`` (fields over ``cap`` cut), each with its state now, in one
+    round trip; jobs removed since their ids were read are left out."""
+    found_rows = await session(ref.connection).commands(
+        [("get_job_data", [ref.name, job_id]) for job_id in job_ids]
+    )
     jobs = []
     for found in found_rows:
         if not found:
             continue  # removed since its id was read
         job = _job(found[0], cap)
         del job["stacktrace"]
-        job["state"] = state
+        job["state"] = rows.job_state(found[0])
         job["queueQualifiedName"] = ref.qualified_name
         jobs.append(job)
-    return JobPage(jobs, total, page, per_page, state, order)  # type: ignore[arg-type]
+    return jobs
 
 
 def _relative(child_key: str, connection: str) -> dict[str, str]:
@@ -142,3 +152,44 @@ async def job_live_view(ref: QueueRef, job_id: str) -> dict[str, Any]:
     job.pop("data", None)
     job["state"] = rows.job_state(found[0])
     return job
+
+
+def _size(row: dict[str, Any], state: str) -> int:
+    if state == "paused" and str(row.get("paused")) != "1":
+        return 0  # a queue that is not paused has no paused jobs
+    return int(row.get(_COUNT_COLUMNS.get(state, state)) or 0)
+
+
+async def state_total(ref: QueueRef, state: str) -> int:
+    """The jobs of ``state``, as a page of it counts them (BullMQ's ``get_counts``)."""
+    counted = await session(ref.connection).command("get_counts", [ref.name])
+    return _size(counted[0] if counted else {}, state)
+
+
+async def state_sizes(refs: list[QueueRef], states: list[str]) -> list[dict[str, int]]:
+    """``state_total`` of each of ``states`` of each of ``refs`` (queues of one store), in
+    one round trip."""
+    if not refs:
+        return []
+    counted = await session(refs[0].connection).commands(
+        [("get_counts", [ref.name]) for ref in refs]
+    )
+    return [{state: _size(rows[0] if rows else {}, state) for state in states} for rows in counted]
+
+
+async def state_ids(ref: QueueRef, state: str, start: int, end: int) -> list[str]:
+    """Ids ``start``..``end`` of ``state``, newest first, as a page of it lists them
+    (BullMQ's ``get_range``)."""
+    ranged = await session(ref.connection).command(
+        "get_range", [ref.name, _RANGE_TYPES.get(state, state), start, end, False]
+    )
+    return [str(row["id"]) for row in ranged]
+
+
+async def log_tails(ref: QueueRef, job_ids: list[str], lines: int, cap: int) -> list[list[str]]:
+    """Each job's newest ``lines`` log lines, oldest of them first, each cut to ``cap``
+    characters (BullMQ's ``get_job_logs_desc``); one round trip."""
+    found = await session(ref.connection).commands(
+        [("get_job_logs_desc", [ref.name, job_id, 0, lines]) for job_id in job_ids]
+    )
+    return [[str(row["row"])[:cap] for row in reversed(rows)] for rows in found]

@@ -6,7 +6,8 @@ a queue changes. The reader LISTENs on a session of its own and re-reads the cou
 queues named, gathered over a short settle window, in one round trip. BullMQ skips a NOTIFY
 when another commit on the same queue is sending one, so when nothing is heard for
 ``poll_s`` seconds every queue of the store is re-read (one round trip), and only counts that
-changed are sent. One process per store reads: the holder of a session-level advisory lock,
+changed are sent; the rows and job pages pages watch are read in the same loop (live_rows.py).
+One process per store reads: the holder of a session-level advisory lock,
 released by PostgreSQL when that process goes away; the others wait to take over.
 """
 
@@ -14,13 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import psycopg
 
 from queues.live import protocol as live_protocol
+from queues.live.interest import Interest
 from queues.live.outbox import Outbox, Publish
 from queues.live.protocol import CountsEntry
+from queues.live.settings import LiveSettings
+from queues.postgres.live_rows import PostgresLiveRows
 from queues.postgres.queue_reads import ref_of, summaries
 from queues.postgres.urls import parse_postgres_url
 from queues.reads.discovery import discovered_on
@@ -34,14 +39,27 @@ _CHANNELS = ("bullmq_events", "bullmq_jobs")
 
 class PostgresLiveCounts:
     def __init__(
-        self, publish: Publish, connection: str, *, poll_s: float = 5.0, settle_s: float = 0.1
+        self,
+        publish: Publish,
+        connection: str,
+        *,
+        poll_s: float = 5.0,
+        settle_s: float = 0.1,
+        registry: Interest | None = None,
     ) -> None:
+        """``registry``: what this process's pages watch (the rows and job pages of live_rows.py
+        serve every process's pages; this one's count at once)."""
         self.connection = connection
         self.poll_s = poll_s
         self.settle_s = settle_s
         self.outbox = Outbox(publish, layer_back=self._resend)
         self.last_sent: dict[QueueRef, CountsEntry] = {}
         self.leader = False
+        settings = LiveSettings.from_config()
+        self.rows = PostgresLiveRows(self.outbox, connection, registry, settings)
+        # Watched rows and jobs are read this often, notified or not.
+        self.pass_s = min(poll_s, settings.interest_interval)
+        self._quiet_since = 0.0
 
     def _resend(self) -> None:
         self.last_sent.clear()  # the pages missed messages: send every count again
@@ -55,8 +73,11 @@ class PostgresLiveCounts:
             for channel in _CHANNELS:
                 await conn.execute(f"LISTEN {channel}")
             await self._send(list((await discovered_on(self.connection)).queues))
+            self._quiet_since = time.monotonic()
             while True:
                 await self._send(await self._changed(conn))
+                await self.rows.follow()
+                await self.outbox.send()
 
     async def _lead(self, conn: psycopg.AsyncConnection[Any], schema: str) -> None:
         while True:
@@ -70,12 +91,17 @@ class PostgresLiveCounts:
             await asyncio.sleep(self.poll_s)
 
     async def _changed(self, conn: psycopg.AsyncConnection[Any]) -> list[QueueRef]:
-        """The queues named by notifications, or (none heard for ``poll_s``) every queue."""
+        """The queues named by notifications; none heard for ``poll_s``: every queue; none
+        heard for a pass: none (the pass then reads the watched queues' events alone)."""
         named: set[str] = set()
-        async for note in conn.notifies(timeout=self.poll_s, stop_after=1):
+        async for note in conn.notifies(timeout=self.pass_s, stop_after=1):
             named.add(note.payload)
         if not named:
+            if time.monotonic() - self._quiet_since < self.poll_s:
+                return []
+            self._quiet_since = time.monotonic()
             return list((await discovered_on(self.connection)).queues)
+        self._quiet_since = time.monotonic()
         async for note in conn.notifies(timeout=self.settle_s):
             named.add(note.payload)
         return [ref_of(name, self.connection) for name in sorted(named)]

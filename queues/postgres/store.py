@@ -32,6 +32,23 @@ class PostgresStore:
     ) -> dict[str, Any]:
         return await job_reads.job_detail(ref, job_id, log_lines=log_lines, cap=cap)
 
+    async def job_rows(self, ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+        return await job_reads.job_rows(ref, job_ids, cap)
+
+    async def state_total(self, ref: QueueRef, state: str) -> int:
+        return await job_reads.state_total(ref, state)
+
+    async def state_sizes(self, refs: list[QueueRef], states: list[str]) -> list[dict[str, int]]:
+        return await job_reads.state_sizes(refs, states)
+
+    async def state_ids(self, ref: QueueRef, state: str, start: int, end: int) -> list[str]:
+        return await job_reads.state_ids(ref, state, start, end)
+
+    async def log_tails(
+        self, ref: QueueRef, job_ids: list[str], lines: int, cap: int
+    ) -> list[list[str]]:
+        return await job_reads.log_tails(ref, job_ids, lines, cap)
+
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]:
         return await job_reads.job_live_view(ref, job_id)
 

@@ -122,6 +122,9 @@ async def fetch_jobs(
     read in the same round trip, is gone)."""
     if not job_ids:
         return []
+    store = other_store(ref.connection)
+    if store is not None:
+        return await store.job_rows(ref, job_ids, cap)
     redis = get_client(ref.connection)
     keys = [ref.job_key(job_id) for job_id in job_ids]
     delayed = ref.key("delayed")

@@ -40,6 +40,28 @@ class QueueStore(Protocol):
         self, ref: QueueRef, job_id: str, *, log_lines: int | None, cap: int | None
     ) -> dict[str, Any]: ...
 
+    async def job_rows(self, ref: QueueRef, job_ids: list[str], cap: int) -> list[dict[str, Any]]:
+        """List rows of ``job_ids`` with their states (what the live rows send)."""
+        ...
+
+    async def state_total(self, ref: QueueRef, state: str) -> int:
+        """The jobs of ``state`` (what a search scans)."""
+        ...
+
+    async def state_sizes(self, refs: list[QueueRef], states: list[str]) -> list[dict[str, int]]:
+        """``state_total`` of each state of each queue (queues of one connection)."""
+        ...
+
+    async def state_ids(self, ref: QueueRef, state: str, start: int, end: int) -> list[str]:
+        """Ids ``start``..``end`` of ``state``, newest first (a search's step)."""
+        ...
+
+    async def log_tails(
+        self, ref: QueueRef, job_ids: list[str], lines: int, cap: int
+    ) -> list[list[str]]:
+        """Each job's newest ``lines`` log lines, each cut to ``cap`` (a ``logs:`` term)."""
+        ...
+
     async def job_live_view(self, ref: QueueRef, job_id: str) -> dict[str, Any]: ...
 
     async def workers(self, connection: str, refs: list[QueueRef]) -> list[Any]:

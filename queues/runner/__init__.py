@@ -13,7 +13,8 @@ Where things are:
 - ``supervisor.py`` + ``shutdown.py``: starting and stopping; ``memory.py``: the memory ceiling
   that recycles a worker process; ``redis_client.py`` +
   ``multiplex.py``: connections; ``queue_handles.py``: bullmq Queues on shared clients;
-  ``json_logs.py``: JSON-lines logs.
+  ``json_logs.py``: JSON-lines logs;
+- ``postgres/``: the same runner on BullMQ's Postgres store (``--connection pg``).
 """
 
 from __future__ import annotations

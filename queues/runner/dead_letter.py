@@ -39,7 +39,7 @@ def stacktrace_text(error: BaseException) -> str:
     return "".join(traceback.format_exception(error))
 
 
-def _entry(dead_letters: Queue, job: Job, worker: Any, reason: str, stack: str) -> Job:
+def dead_letter_entry(dead_letters: Queue, job: Job, worker: Any, reason: str, stack: str) -> Job:
     # Small fields first: a list row reads only the first LIST_FIELD_CAP bytes of the data,
     # and shows the reason from them however big the original job's data is.
     data = {
@@ -88,7 +88,7 @@ async def fail_finally(
                 await pipe.watch(lock_key)
                 if dead_letters is not None and await pipe.get(lock_key) == token:
                     pipe.multi()
-                    entry = _entry(dead_letters, job, worker, reason, stack)
+                    entry = dead_letter_entry(dead_letters, job, worker, reason, stack)
                     await dead_letters.scripts.addJob(entry, pipe)
                     await worker.scripts.commands["moveToFinished"](
                         keys=keys, args=args, client=pipe

@@ -11,6 +11,8 @@ first part; a query with a ``data.<path>`` (``opts.``, ``returnvalue.``) term sk
 value there it cannot parse (progress counts them). A ``logs:`` term reads each job's newest
 ``LOG_LINES`` log lines (their first ``LOG_LINE_CAP`` bytes), one more round trip a step.
 ``as_listed`` reads matches again the way the job list does, for showing them as list rows.
+A Postgres store's queue is scanned the same way through BullMQ's own SQL reads
+(``get_range``, ``get_job_data``, ``get_job_logs_desc``: queues/postgres/job_reads.py).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from queues.reads.discovery import known
 from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import fetch_jobs
 from queues.reads.scripts import per_key
-from queues.reads.store import other_store
+from queues.reads.store import QueueStore, other_store
 from queues.redis.clients import get_client
 from queues.redis.errors import translate_redis_errors
 from queues.search.query import parse
@@ -73,19 +75,18 @@ async def search(
     so that ``now`` in a time term is one moment for all of them)."""
     if state not in STATES:
         raise BadParameter(f"Unknown state {state!r}")
-    if other_store(ref.connection) is not None:
-        raise BadParameter(f"Search is not available yet for {ref.slug!r}: a PostgreSQL store")
     query = parsed or parse_query(raw_query)
     config = get_config()
     budget = min(int(budget or config["SEARCH_BUDGET"]), MAX_BUDGET)
     cap = int(config["SEARCH_FIELD_CAP"])
-    redis = get_client(ref.connection)
-    suffix, kind = STATES[state]
-    key = ref.key(suffix)
+    # A Postgres store is read through BullMQ's own SQL reads (queues/postgres/), in the same
+    # order as a page of the state lists its jobs.
+    store = other_store(ref.connection)
+    redis = get_client(ref.connection) if store is None else None
     async with translate_redis_errors():
         if not await known(ref):
             raise QueueNotFound(f"Unknown queue {ref.slug!r}")
-        total = int(await (redis.llen(key) if kind == "list" else redis.zcard(key)))
+        total = await _total(store, redis, ref, state)
     limit = min(total, budget)
     scanned = matched = skipped = 0
     while scanned < limit:
@@ -95,14 +96,15 @@ async def search(
         end = min(scanned + (pace.size if pace else chunk), limit) - 1
         began = time.perf_counter()
         async with translate_redis_errors():
-            read = (
-                redis.lrange(key, scanned, end)
-                if kind == "list"
-                else redis.zrevrange(key, scanned, end)
-            )
-            ids: list[str] = [str(job_id) for job_id in await read]
+            ids = await _ids(store, redis, ref, state, scanned, end)
             jobs = await fetch_jobs(ref, ids, cap)
-            if query.needs_logs:
+            if query.needs_logs and store is not None:
+                tails = await store.log_tails(
+                    ref, [str(j["id"]) for j in jobs], LOG_LINES, LOG_LINE_CAP
+                )
+                for job, lines in zip(jobs, tails, strict=True):
+                    job["logs"] = lines
+            elif query.needs_logs:
                 await _read_logs(redis, ref, jobs)
         if pace:
             pace.took(time.perf_counter() - began, len(ids))
@@ -124,6 +126,26 @@ async def search(
         scanned = end + 1
         yield ScanProgress(scanned, total, matched, done=False, skipped=skipped)
     yield ScanProgress(scanned, total, matched, done=True, skipped=skipped)
+
+
+async def _total(store: QueueStore | None, redis: Any, ref: QueueRef, state: str) -> int:
+    if store is not None:
+        return await store.state_total(ref, state)
+    suffix, kind = STATES[state]
+    key = ref.key(suffix)
+    return int(await (redis.llen(key) if kind == "list" else redis.zcard(key)))
+
+
+async def _ids(
+    store: QueueStore | None, redis: Any, ref: QueueRef, state: str, start: int, end: int
+) -> list[str]:
+    """Ids ``start``..``end`` of the state, newest first."""
+    if store is not None:
+        return await store.state_ids(ref, state, start, end)
+    suffix, kind = STATES[state]
+    key = ref.key(suffix)
+    read = redis.lrange(key, start, end) if kind == "list" else redis.zrevrange(key, start, end)
+    return [str(job_id) for job_id in await read]
 
 
 def _unreadable(query: Query, job: dict[str, Any]) -> bool:

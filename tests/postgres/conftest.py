@@ -3,12 +3,15 @@ queues) and ``pg`` on the test PostgreSQL, where Node BullMQ writes through its 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import override_settings
 
+from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import PostgresPeer
 from tests.support.redis_server import RedisServer
 
@@ -30,3 +33,16 @@ def with_pg(
 def scenario(pg_peer: PostgresPeer, with_pg: dict[str, Any]) -> dict[str, Any]:
     """Node's scenario (a job in every state, a flow, a paused queue) on the Postgres store."""
     return pg_peer("scenario", "--queue", "shop")
+
+
+@pytest.fixture
+def pg_site(redis_server: RedisServer, postgres_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """A daphne server of a site with both connections."""
+    connections = {"main": {"URL": redis_server.url}, "pg": {"URL": postgres_url}}
+    server = start_bullpen(
+        redis_server.url,
+        tmp_path / "daphne.log",
+        {"BULLPEN_TEST_CONNECTIONS": json.dumps(connections)},
+    )
+    yield server
+    stop_bullpen(server)

@@ -4,31 +4,14 @@ queue's failed tab and a job page."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from playwright.async_api import Browser, expect
 
 from tests.support.browser_pages import answer_dialogs
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.live_server import LiveServer
 from tests.support.peer import Peer, PostgresPeer
-from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def pg_site(redis_server: RedisServer, postgres_url: str, tmp_path: Path) -> Iterator[LiveServer]:
-    connections = {"main": {"URL": redis_server.url}, "pg": {"URL": postgres_url}}
-    server = start_bullpen(
-        redis_server.url,
-        tmp_path / "daphne.log",
-        {"BULLPEN_TEST_CONNECTIONS": json.dumps(connections)},
-    )
-    yield server
-    stop_bullpen(server)
 
 
 async def test_overview_and_pages_of_a_postgres_queue(

@@ -24,7 +24,7 @@ import pytest
 import redis
 
 from queues.redis.clients import get_client
-from queues.runner import QueueOptions, Registry, job_handler
+from queues.runner import Limiter, QueueOptions, Registry, Schedule, job_handler
 from queues.runner.json_logs import configure_json_logs, reset_json_logs
 from queues.runner.memory import rss_mb
 from queues.runner.supervisor import WorkerRunner
@@ -72,6 +72,30 @@ async def chaos_job(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
     if chaos_fails(ctx.job_id, ctx.attempt):
         raise RuntimeError(f"chaos on attempt {ctx.attempt}")
     return {"ok": True}
+
+
+# The same on a Postgres store (`runqueueworker --connection pg`), with BullMQ's default lock:
+# a loaded machine must not let a lock lapse mid-job there either.
+job_handler("proc-pg-slow", concurrency=5, attempts=1)(slow_job)
+
+
+@job_handler("proc-pg", concurrency=3, attempts=2, backoff_ms=10)
+async def on_postgres(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """Progress and a log line, then ``n`` doubled, or a failure when ``fail`` is given."""
+    await ctx.progress(50)
+    await ctx.log(f"attempt {ctx.attempt} of {ctx.max_attempts}")
+    if payload.get("fail"):
+        raise RuntimeError(f"refused {payload['fail']}")
+    return {"doubled": int(payload["n"]) * 2}
+
+
+@job_handler(
+    "proc-pg-timed",
+    limiter=Limiter(max=4, duration_ms=1000),
+    schedules=[Schedule(id="tick", name="tick", every_ms=60_000, data={"n": 0})],
+)
+async def timed(payload: dict[str, Any]) -> int:
+    return int(payload.get("n", 0))
 
 
 # Locks that outlast a Redis restart of a few seconds; stall checks every second.

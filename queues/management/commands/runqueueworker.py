@@ -14,10 +14,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from queues.errors import StoreUnavailable
+from queues.postgres.urls import PostgresUrlError
 from queues.redis import connections
 from queues.runner.errors import RunnerConfigError
 from queues.runner.json_logs import configure_json_logs
 from queues.runner.memory import EXIT_OVER_MEMORY
+from queues.runner.postgres.supervisor import PostgresWorkerRunner
 from queues.runner.registry import default_registry, load_handlers
 from queues.runner.supervisor import WorkerRunner
 from queues.tasks.runner import register_task_queues
@@ -57,7 +60,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--connection",
             default=None,
-            help='the BULLPEN["CONNECTIONS"] entry whose Redis to work (default: the first)',
+            help=(
+                'the BULLPEN["CONNECTIONS"] entry whose queues to work, Redis or a PostgreSQL '
+                "store (default: the first)"
+            ),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -72,21 +78,22 @@ class Command(BaseCommand):
                     f"No connection named {connection!r}: BULLPEN['CONNECTIONS'] names "
                     + ", ".join(connections.names())
                 )
+            kind: type[WorkerRunner] = WorkerRunner
             if connection is not None and connections.is_postgres(connection):
-                raise RunnerConfigError(
-                    f"{connection!r} is a PostgreSQL store: the worker runner works Redis "
-                    "connections only for now (" + ", ".join(connections.redis_names()) + ")"
-                )
-            runner = WorkerRunner(
+                kind = PostgresWorkerRunner
+            runner = kind(
                 registry,
                 options["queues"],
                 shutdown_timeout=options["shutdown_timeout"],
                 connection=connection,
                 max_memory_mb=options["max_memory_mb"],
             )
-        except RunnerConfigError as error:
+        except (RunnerConfigError, PostgresUrlError) as error:
             raise CommandError(str(error)) from error
-        abandoned = asyncio.run(runner.run_until_signalled())
+        try:
+            abandoned = asyncio.run(runner.run_until_signalled())
+        except StoreUnavailable as error:  # unreachable, refused, or not BullMQ's schema
+            raise CommandError(str(error)) from error
         if runner.over_memory:
             # For the supervisor to start a fresh process (and not to take it for a crash).
             sys.stderr.flush()

@@ -3,8 +3,9 @@ state, what the checks say about it, and how a BullMQ schema's version is judged
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from dashboard.checks import mounting
@@ -12,6 +13,8 @@ from queues.postgres import schema
 from queues.postgres.urls import PostgresUrlError, is_postgres_url, parse_postgres_url
 from queues.redis import connections
 from queues.redis.urls import redact
+from queues.runner import Registry, RunnerConfigError, TenantLimit
+from queues.runner.postgres.supervisor import PostgresWorkerRunner
 
 PG = "postgresql://app:s3cret@db.internal:5432/jobs"
 
@@ -96,10 +99,24 @@ def test_a_schema_is_judged_by_its_migrations_and_the_bullmq_major_it_needs() ->
     assert newer is not None and "BullMQ 7 or newer" in newer
 
 
-def test_the_worker_runner_says_it_does_not_work_a_postgres_store_yet() -> None:
+async def _noop(payload: dict[str, Any]) -> None:
+    return None
+
+
+def test_the_worker_runner_on_a_postgres_store_refuses_what_needs_redis() -> None:
+    registry = Registry()
+    registry.register("fair", _noop, per_tenant=TenantLimit(max=5, duration_ms=1000))
+    registry.register("plain", _noop)
     config = {"CONNECTIONS": {"state": "redis://r:6379/0", "pg": PG}}
-    with override_settings(BULLPEN=config), pytest.raises(CommandError, match=r"'pg' is a Post"):
-        call_command("runqueueworker", connection="pg")
+    with override_settings(BULLPEN=config):
+        with pytest.raises(RunnerConfigError, match=r"'pg' is a PostgreSQL .*\(queues fair\)$"):
+            PostgresWorkerRunner(registry, connection="pg")
+        runner = PostgresWorkerRunner(registry, ["plain"], connection="pg")
+    assert [spec.queue for spec in runner.specs] == ["plain"]
+    assert runner.url.schema == "bullmq" and runner.dead_letter.connection == "pg"
+    bad = {"CONNECTIONS": {"state": "redis://r:6379/0", "pg": "postgresql://db/"}}
+    with override_settings(BULLPEN=bad), pytest.raises(PostgresUrlError, match="names no database"):
+        PostgresWorkerRunner(registry, ["plain"], connection="pg")
 
 
 def test_the_standalone_sites_redis_urls_take_a_postgres_store() -> None:
@@ -121,10 +138,14 @@ async def test_actions_a_postgres_store_does_not_do_yet_are_refused_first() -> N
 
     config = {"CONNECTIONS": {"main": "redis://r:6379/0", "pg": PG}}
     with override_settings(BULLPEN=config):
-        refusal = await steps.check_store(attempt("shop@pg", "empty"))
+        refusal = await steps.check_store(attempt("shop@pg", "cancel"))
         assert refusal is not None and refusal.status == 400
         assert refusal.message == (
-            "empty is not available yet for 'shop@pg': a queue on a PostgreSQL store"
+            "cancel is not available yet for 'shop@pg': a queue on a PostgreSQL store"
         )
-        assert await steps.check_store(attempt("shop@pg", "retry-all")) is None
-        assert await steps.check_store(attempt("shop@main", "empty")) is None
+        for action in ("rate-limit", "concurrency", "move-to-failed"):
+            assert await steps.check_store(attempt("shop@pg", action)) is not None, action
+        allowed = ("retry-all", "empty", "obliterate", "upsert-scheduler", "run-scheduler")
+        for action in (*allowed, "remove-scheduler"):
+            assert await steps.check_store(attempt("shop@pg", action)) is None, action
+        assert await steps.check_store(attempt("shop@main", "cancel")) is None
