@@ -23,8 +23,19 @@ through ``ALERT_THRESHOLDS``, history recording off so that no reader runs besid
   silences, the state kept in Redis), its notices handed to a deliverer that drops them; the
   first pass (which finds every alert new, and decodes every minute read) shown apart;
 * the same pass as the first of a new minute: the history rules' decisions kept from the
-  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, so that
-  every recorded queue's minutes are read again (decoded ones are still kept).
+  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, and the
+  newest minute each recorded queue keeps (queues/alerts/minutes.py) dropped, as if it had
+  just been written: each queue reads that minute and the open one (with a tree that keeps
+  no minutes, every recorded queue's minutes are read again; decoded texts are still kept);
+* the same pass cold, as in a process that just took the alert lease over: the decisions and
+  the minutes kept forgotten (decoded texts still kept, as in a process that served pages).
+
+``--decisions PATH`` writes every alert and undecided rule of the queues (the count rules and
+the new ones, workers left out: that rule counts seconds of this process) at the moment 90 s
+after the recorded queues' newest minute, read cold, warm and after a new minute (they must
+be the same; the bench stops if not), as JSON: run a tree before and after on the same
+seeded Redis (``--keep-history`` on the second run, so that both read the same minutes) and
+compare the files.
 
 Printed: the median over ``--repeats`` of this process's CPU time and wall time (ms), and the
 Redis commands (``INFO commandstats``, less the bench's own INFO) of each.
@@ -129,6 +140,54 @@ async def measure(
     return first, statistics.median(cpus), statistics.median(walls), statistics.median(commands)
 
 
+async def write_decisions(
+    url: str, recorded: list[str], path: str, new_minute: Callable[[], None]
+) -> None:
+    """Every alert and undecided rule at 90 s after the newest recorded minute, read cold,
+    warm and after a new minute (the same, or the bench stops), written to ``path``."""
+    import json
+
+    import redis
+
+    from queues.alerts import decided
+    from queues.alerts.rules import read_rules
+    from queues.alerts.thresholds import COUNTED, read_alerts, thresholds
+    from queues.history.storage import last_key
+    from queues.reads.counts import summaries
+    from queues.reads.keys import QueueRef
+
+    sync = redis.Redis.from_url(url, decode_responses=True)
+    at = int(sync.get(last_key(QueueRef("bull", recorded[0])))) + 90_000
+
+    async def decide() -> list[Any]:
+        found = await summaries(states=COUNTED)
+        limits = {s.ref: thresholds(s.ref.slug) for s in found}
+        firing = await read_alerts(found, limits)
+        more = await read_rules(found, at, workers=False, limits=limits)
+        rows: list[Any] = []
+        for ref, alerts in [*firing.items(), *more.alerts.items()]:
+            rows += [[ref.slug, a.as_json()] for a in alerts]
+        rows += [
+            [ref.slug, rule, "undecided"] for ref, rules in more.undecided.items() for rule in rules
+        ]
+        return sorted(rows, key=str)
+
+    try:
+        from queues.alerts import minutes
+    except ImportError:
+        minutes = None
+    decided._decided.clear()
+    if minutes is not None:
+        minutes.forget()
+    cold = await decide()
+    warm = await decide()
+    new_minute()
+    after = await decide()
+    assert cold == warm == after, "the kept minutes decided otherwise"
+    await asyncio.to_thread(Path(path).write_text, json.dumps(cold, indent=0))
+    print(f"decisions at {at}: {len(cold)} entries, the same cold, warm and after a new minute")
+
+
 async def main(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="alert-bench-"))
     proc = None
@@ -150,11 +209,17 @@ async def main(args: argparse.Namespace) -> None:
             print(f"seeded {len(names)} queues in {time.monotonic() - started:.0f} s", flush=True)
         setup_django(url, tmp)
         recorded = names[:: args.history_every]
-        record_history(url, recorded)
+        if not args.keep_history:
+            record_history(url, recorded)
         from django.test import AsyncClient
 
         from queues.alerts import decided
         from queues.alerts.watch import AlertWatch, DeliverySettings
+
+        try:
+            from queues.alerts import minutes
+        except ImportError:  # a tree that keeps no minutes
+            minutes = None
 
         client = AsyncClient()
 
@@ -175,8 +240,21 @@ async def main(args: argparse.Namespace) -> None:
         async def one_pass() -> None:
             notices.append(len(await watch.evaluate(delivery)))
 
-        async def new_minute_pass() -> None:
+        def new_minute() -> None:
             decided._decided.clear()
+            if minutes is not None:
+                for kept in minutes.KEPT._queues.values():
+                    if kept.records:
+                        kept.records.pop(max(kept.records))
+
+        async def new_minute_pass() -> None:
+            new_minute()
+            await one_pass()
+
+        async def cold_pass() -> None:
+            decided._decided.clear()
+            if minutes is not None:
+                minutes.forget()
             await one_pass()
 
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -192,10 +270,17 @@ async def main(args: argparse.Namespace) -> None:
             ("GET /queues/api/queues/", lambda: get("/queues/api/queues/")),
             ("one evaluation pass, every rule", one_pass),
             ("the same, the first of a minute", new_minute_pass),
+            ("the same, cold (the lease just taken over)", cold_pass),
         ]
         for label, work in works:
             first, cpu, wall, commands = await measure(url, work, args.repeats)
             print(f"| {label} | {first:.0f} | {cpu:.0f} | {wall:.0f} | {commands:.0f} |")
+        if minutes is not None:
+            await one_pass()
+            used = minutes.KEPT.used
+            print(f"\nminutes kept: {len(minutes.KEPT)} queues, about {used / 1e6:.2f} MB")
+        if args.decisions:
+            await write_decisions(url, recorded, args.decisions, new_minute)
         print(f"\nnotices started per pass: {notices}")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
         from queues.redis.clients import close_current
@@ -214,4 +299,6 @@ if __name__ == "__main__":
     parser.add_argument("--history-every", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--redis", help="a Redis already seeded (bull prefix): no seeding")
+    parser.add_argument("--keep-history", action="store_true", help="the minutes already there")
+    parser.add_argument("--decisions", help="write every alert and undecided rule here (JSON)")
     asyncio.run(main(parser.parse_args()))
