@@ -73,9 +73,10 @@ def unpack_sketch(packed: PackedSketch) -> Sketch:
 
 
 def loads_total(raw: str | bytes | None) -> PackedRecord:
-    """The queue's record of a stored span (record.py), packed; empty for a missing key, one
-    that cannot be read or one without the queue's record, as ``loads_span(raw, ONLY_TOTAL)``
-    reads them. Each stored text is decoded once in a process (kept.py)."""
+    """The queue's record of a stored span (record.py), or stored alone (``dumps_total``),
+    packed; empty for a missing key, one that cannot be read or one without the queue's
+    record, as ``loads_span(raw, ONLY_TOTAL)`` reads them. Each stored text is decoded once
+    in a process (kept.py)."""
     if not raw:
         return EMPTY
     return KEPT.read(raw, _read_total)
@@ -127,7 +128,8 @@ def _record_of(value: object) -> PackedRecord:
 
 def _read_total(raw: str | bytes) -> PackedRecord:
     try:
-        value = _total_part(raw.decode() if isinstance(raw, bytes) else raw)
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        value = json.loads(text) if text.startswith("[") else _total_part(text)
         return EMPTY if value is None else _record_of(value)
     except (ValueError, TypeError):
         return EMPTY

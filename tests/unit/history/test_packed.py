@@ -16,7 +16,15 @@ from queues.history.packed import (
     unpack_sketch,
     unpacked,
 )
-from queues.history.record import ONLY_TOTAL, TOTAL, NameRecord, dumps_span, loads_span, merged
+from queues.history.record import (
+    ONLY_TOTAL,
+    TOTAL,
+    NameRecord,
+    dumps_span,
+    dumps_total,
+    loads_span,
+    merged,
+)
 from queues.history.record import whole as whole_record
 from queues.history.sketch import MAX_MS, Sketch
 
@@ -84,3 +92,15 @@ def test_kept_records_are_bounded_and_read_the_same(monkeypatch: pytest.MonkeyPa
     assert loads_total(raws[0].encode()) == first[0]
     packed.forget()
     assert len(packed.KEPT) == 0 and packed.KEPT.used == 0
+
+
+def test_a_record_stored_alone_reads_as_the_spans_own() -> None:
+    for seed in range(1, 12):
+        made = span(seed)
+        alone, whole = dumps_total(made), dumps_span(made)
+        assert len(alone) < len(whole)
+        assert loads_total(alone) == loads_total(whole) != EMPTY
+    assert loads_total(dumps_total({})) == loads_total(dumps_span({})) == EMPTY
+    good = json.loads(dumps_total(span(3)))
+    for bad in ([*good[:6], "not a sketch", good[7]], [*good[:8], [["job", "slow"]]], good[:5]):
+        assert loads_total(json.dumps(bad)) == EMPTY
