@@ -126,6 +126,17 @@ def _record_of(value: object) -> PackedRecord:
     return PackedRecord((a, b, c, d, e, f), pack_sketch(str(value[6])), pack_sketch(str(value[7])))
 
 
+def _checked(value: object) -> None:
+    """ValueError or TypeError where record.py refuses a record, without packing it."""
+    if not isinstance(value, list) or len(value) < 8:
+        raise ValueError("not a history record")
+    for count in value[:6]:
+        int(count)
+    for pair in value[8] if len(value) > 8 and isinstance(value[8], list) else []:
+        if len(pair) == 2:
+            float(pair[1])
+
+
 def _read_total(raw: str | bytes) -> PackedRecord:
     try:
         text = raw.decode() if isinstance(raw, bytes) else raw
@@ -153,11 +164,14 @@ def _read_names(raw: str | bytes) -> PackedSpan:
         data = json.loads(raw)
         if not isinstance(data, dict):
             return {}
-        found = {str(name): _record_of(value) for name, value in data.items()}
+        # The queue's record is left out: its shape and counts checked (a span whose record
+        # is broken reads as nothing, as loads_span's does), its sketches not decoded (a
+        # sixth of a day's, and written with the names' they add up).
+        if TOTAL in data:
+            _checked(data[TOTAL])
+        return {str(name): _record_of(value) for name, value in data.items() if name != TOTAL}
     except (ValueError, TypeError):
         return {}
-    found.pop(TOTAL, None)
-    return found
 
 
 # The names' packed records a process keeps: at most 32 MB, the 90 closed days of some 15
