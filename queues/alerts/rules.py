@@ -167,8 +167,9 @@ async def _histories(
         async with translate_redis_errors():
             lasts = await mget_each(refs, [[last_key(ref)] for ref in refs])
             recorded: dict[QueueRef, int | None] = {}
-            window: dict[QueueRef, list[int]] = {}  # minutes whose sketches are read
-            # The last hour's other minutes, for stalls: their summaries' counts (small).
+            window: dict[QueueRef, list[int]] = {}  # minutes judged by their sketches
+            # The last hour's other minutes, for stalls: their summaries' counts (small); both
+            # read only where minutes.py keeps none.
             hour: dict[QueueRef, list[int]] = {}
             window_minutes = minute_starts(measure.window_s, now_ms)
             hour_minutes = set(minute_starts(LAST_HOUR_S, now_ms))
