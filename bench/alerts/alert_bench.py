@@ -23,9 +23,10 @@ through ``ALERT_THRESHOLDS``, history recording off so that no reader runs besid
   silences, the state kept in Redis), its notices handed to a deliverer that drops them; the
   first pass (which finds every alert new, and decodes every minute read) shown apart;
 * the same pass as the first of a new minute: the history rules' decisions kept from the
-  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, and the
-  newest minute each recorded queue keeps (queues/alerts/minutes.py) dropped, as if it had
-  just been written: each queue reads that minute and the open one (with a tree that keeps
+  pass before (queues/alerts/decided.py, reused within a minute) and the windows' values
+  (rules.py) forgotten first, and the newest minute each recorded queue keeps
+  (queues/alerts/minutes.py) dropped, as if it had just been written: each queue reads that
+  minute and the open one and works its window's values out again (with a tree that keeps
   no minutes, every recorded queue's minutes are read again; decoded texts are still kept);
 * the same pass cold, as in a process that just took the alert lease over: the decisions and
   the minutes kept forgotten (decoded texts still kept, as in a process that served pages).
@@ -213,7 +214,7 @@ async def main(args: argparse.Namespace) -> None:
             record_history(url, recorded)
         from django.test import AsyncClient
 
-        from queues.alerts import decided
+        from queues.alerts import decided, rules
         from queues.alerts.watch import AlertWatch, DeliverySettings
 
         try:
@@ -242,6 +243,7 @@ async def main(args: argparse.Namespace) -> None:
 
         def new_minute() -> None:
             decided._decided.clear()
+            rules._judged.clear()  # a new minute: every window's values worked out again
             if minutes is not None:
                 for kept in minutes.KEPT._queues.values():
                     if kept.records:

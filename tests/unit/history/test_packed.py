@@ -104,3 +104,17 @@ def test_a_record_stored_alone_reads_as_the_spans_own() -> None:
     good = json.loads(dumps_total(span(3)))
     for bad in ([*good[:6], "not a sketch", good[7]], [*good[:8], [["job", "slow"]]], good[:5]):
         assert loads_total(json.dumps(bad)) == EMPTY
+
+
+def test_quantiles_of_a_packed_sketch_are_the_sketchs_own() -> None:
+    qs = (0.0, 0.05, 0.5, 0.95, 0.99, 1.0)
+    sketches = [Sketch(), Sketch.of([0, 0]), Sketch.of([1]), Sketch.of([0, 5000.0])]
+    sketches += [spread(seed, count) for seed in range(30) for count in (1, 7, 120, 3000)]
+    for sketch in sketches:
+        packed_sketch = pack_sketch(sketch.dumps())
+        assert packed.quantiles_of(packed_sketch, qs) == sketch.quantiles(qs)
+        assert packed.quantiles_of(packed_sketch, (0.95,)) == sketch.quantiles((0.95,))
+    # Added up packed, as a window's minutes are.
+    raws = [dumps_span(span(seed)) for seed in range(1, 16)]
+    total = added([loads_total(raw) for raw in raws])
+    assert packed.quantiles_of(total.run, qs) == unpacked(total).run.quantiles(qs)
