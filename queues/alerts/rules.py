@@ -31,7 +31,7 @@ from queues.alerts.thresholds import LAST_HOUR_S, Alert, Limits, thresholds
 from queues.config.problem import is_number
 from queues.config.settings import get_config
 from queues.errors import BullpenError
-from queues.history.packed import PackedRecord, added, quantiles_of
+from queues.history.packed import PackedRecord, added, quantiles_of, slid
 from queues.history.read import oldest_waiting_ms
 from queues.history.record import NameRecord
 from queues.history.spans import Ask, mget_each
@@ -234,10 +234,13 @@ def _int(raw: Any) -> int | None:
         return None
 
 
-# Per queue, the window's records of its last judgement and the values they gave: an
-# unchanged window (the same records, kept decoded by queues/history/packed.py, and frozen)
-# gives the same values, without adding up its sketches again.
-_judged: dict[QueueRef, tuple[list[PackedRecord], Measure, dict[str, float | None]]] = {}
+# Per queue, the window's records of its last judgement, the values they gave and their sum:
+# an unchanged window (the same records, kept decoded by queues/history/packed.py, and frozen)
+# gives the same values without adding up its sketches again; one moved on a minute is added
+# up from the sum before (packed.slid).
+_judged: dict[
+    QueueRef, tuple[list[PackedRecord], Measure, dict[str, float | None], PackedRecord]
+] = {}
 
 
 def _window_values(
@@ -251,10 +254,11 @@ def _window_values(
         and all(a is b for a, b in zip(last[0], records, strict=True))
     ):
         return last[2]
-    values = packed_window_values(added(records), measure)
+    total = added(records) if last is None else slid(last[0], last[3], records)
+    values = packed_window_values(total, measure)
     if len(_judged) >= _JUDGED_KEPT:
         _judged.clear()
-    _judged[ref] = (records, measure, values)
+    _judged[ref] = (records, measure, values, total)
     return values
 
 

@@ -233,6 +233,29 @@ def added(records: list[PackedRecord]) -> PackedRecord:
     )
 
 
+def slid(
+    before: Sequence[PackedRecord], total: PackedRecord, records: Sequence[PackedRecord]
+) -> PackedRecord:
+    """``added(records)``, where ``total`` is ``added(before)`` and ``records`` may be
+    ``before`` moved on (a window a minute later: its oldest records gone, newer ones after
+    the rest, the same objects): then the records gone are taken away and the new ones added,
+    not every record again. Exact: integers, and only what was added is taken away."""
+    for gone in range(1, min(len(before), 4)):
+        stay = len(before) - gone
+        if stay <= len(records) and all(
+            a is b for a, b in zip(before[gone:], records[:stay], strict=True)
+        ):
+            out = added([total, *records[stay:]])
+            left = added(list(before[:gone]))
+            a, b, c, d, e, f = (x - y for x, y in zip(out.counts, left.counts, strict=True))
+            return PackedRecord(
+                (a, b, c, d, e, f),
+                (out.wait[0] - left.wait[0], out.wait[1] - left.wait[1]),
+                (out.run[0] - left.run[0], out.run[1] - left.run[1]),
+            )
+    return added(list(records))
+
+
 def unpacked(record: PackedRecord) -> NameRecord:
     """The record as record.py's (without slowest runs)."""
     completed, failed, retried, stalled, unmeasured, negative = record.counts

@@ -118,3 +118,21 @@ def test_quantiles_of_a_packed_sketch_are_the_sketchs_own() -> None:
     raws = [dumps_span(span(seed)) for seed in range(1, 16)]
     total = added([loads_total(raw) for raw in raws])
     assert packed.quantiles_of(total.run, qs) == unpacked(total).run.quantiles(qs)
+
+
+def test_a_window_moved_on_adds_up_from_its_sum_before_as_anew() -> None:
+    rand = random.Random(5)
+    pool = [loads_total(dumps_span(span(seed))) for seed in range(1, 8)]
+    window = [rand.choice(pool) for _ in range(15)]  # the same object again: a repeated text
+    total = added(window)
+    for _ in range(60):
+        step = rand.random()
+        if step < 0.6:  # a minute on: the oldest gone, maybe a new one (or the open minute)
+            moved = window[1:] + ([rand.choice(pool)] if rand.random() < 0.8 else [])
+        elif step < 0.8:  # two or three minutes on
+            moved = [*window[rand.choice((2, 3)) :], rand.choice(pool)]
+        else:  # anything else: added up anew
+            moved = [rand.choice(pool) for _ in range(rand.randint(0, 15))]
+        total = packed.slid(window, total, moved)
+        assert total == added(moved)
+        window = moved
