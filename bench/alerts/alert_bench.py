@@ -23,11 +23,12 @@ through ``ALERT_THRESHOLDS``, history recording off so that no reader runs besid
   silences, the state kept in Redis), its notices handed to a deliverer that drops them; the
   first pass (which finds every alert new, and decodes every minute read) shown apart;
 * the same pass as the first of a new minute: the history rules' decisions kept from the
-  pass before (queues/alerts/decided.py, reused within a minute) and the windows' values
-  (rules.py) forgotten first, and the newest minute each recorded queue keeps
-  (queues/alerts/minutes.py) dropped, as if it had just been written: each queue reads that
-  minute and the open one and works its window's values out again (with a tree that keeps
-  no minutes, every recorded queue's minutes are read again; decoded texts are still kept);
+  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, the newest
+  minute each recorded queue keeps (queues/alerts/minutes.py) dropped, as if it had just been
+  written, and each window's last judgement (rules.py) set back to the window a minute
+  before: each queue reads that minute and the open one and works its window's values out
+  again, moved on by a minute (with a tree that keeps no minutes, every recorded queue's
+  minutes are read again; decoded texts are still kept). These steps are not measured;
 * the same pass cold, as in a process that just took the alert lease over: the decisions and
   the minutes kept forgotten (decoded texts still kept, as in a process that served pages).
 
@@ -119,15 +120,20 @@ def setup_django(url: str, tmp: Path) -> None:
 
 
 async def measure(
-    url: str, work: Callable[[], Awaitable[Any]], repeats: int
+    url: str,
+    work: Callable[[], Awaitable[Any]],
+    repeats: int,
+    setup: Callable[[], None] | None = None,
 ) -> tuple[float, float, float, float]:
     """The first run's CPU ms, then the median CPU ms, wall ms and Redis commands of the
-    others."""
+    others (``setup`` run before each, not measured)."""
     import redis
 
     sync = redis.Redis.from_url(url, decode_responses=True)
     cpus, walls, commands = [], [], []
     for _ in range(repeats + 1):
+        if setup is not None:
+            setup()
         before = commandstats(sync)
         cpu, wall = time.process_time(), time.perf_counter()
         await work()
@@ -243,21 +249,25 @@ async def main(args: argparse.Namespace) -> None:
 
         def new_minute() -> None:
             decided._decided.clear()
-            rules._judged.clear()  # a new minute: every window's values worked out again
             if minutes is not None:
                 for kept in minutes.KEPT._queues.values():
                     if kept.records:
                         kept.records.pop(max(kept.records))
+            # Each window as it was a minute before (its oldest record once more, its newest
+            # not yet): the pass moves every window on by a minute, as a new minute does.
+            from queues.history.packed import added
 
-        async def new_minute_pass() -> None:
-            new_minute()
-            await one_pass()
+            for ref, entry in list(rules._judged.items()):
+                records = entry[0]
+                if records:
+                    before = [records[0], *records[:-1]]
+                    rest = (added(before),) if len(entry) == 4 else ()
+                    rules._judged[ref] = (before, entry[1], entry[2], *rest)
 
-        async def cold_pass() -> None:
+        def cold() -> None:
             decided._decided.clear()
             if minutes is not None:
                 minutes.forget()
-            await one_pass()
 
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         load = os.getloadavg()[0]
@@ -267,15 +277,15 @@ async def main(args: argparse.Namespace) -> None:
         )
         print("| work | first run's CPU ms | CPU ms | wall ms | Redis commands |")
         print("| --- | --- | --- | --- | --- |")
-        works: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-            ("GET /queues/", lambda: get("/queues/")),
-            ("GET /queues/api/queues/", lambda: get("/queues/api/queues/")),
-            ("one evaluation pass, every rule", one_pass),
-            ("the same, the first of a minute", new_minute_pass),
-            ("the same, cold (the lease just taken over)", cold_pass),
+        works: list[tuple[str, Callable[[], Awaitable[Any]], Callable[[], None] | None]] = [
+            ("GET /queues/", lambda: get("/queues/"), None),
+            ("GET /queues/api/queues/", lambda: get("/queues/api/queues/"), None),
+            ("one evaluation pass, every rule", one_pass, None),
+            ("the same, the first of a minute", one_pass, new_minute),
+            ("the same, cold (the lease just taken over)", one_pass, cold),
         ]
-        for label, work in works:
-            first, cpu, wall, commands = await measure(url, work, args.repeats)
+        for label, work, setup in works:
+            first, cpu, wall, commands = await measure(url, work, args.repeats, setup)
             print(f"| {label} | {first:.0f} | {cpu:.0f} | {wall:.0f} | {commands:.0f} |")
         if minutes is not None:
             await one_pass()
