@@ -23,8 +23,21 @@ through ``ALERT_THRESHOLDS``, history recording off so that no reader runs besid
   silences, the state kept in Redis), its notices handed to a deliverer that drops them; the
   first pass (which finds every alert new, and decodes every minute read) shown apart;
 * the same pass as the first of a new minute: the history rules' decisions kept from the
-  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, so that
-  every recorded queue's minutes are read again (decoded ones are still kept).
+  pass before (queues/alerts/decided.py, reused within a minute) forgotten first, the newest
+  minute each recorded queue keeps (queues/alerts/minutes.py) dropped, as if it had just been
+  written, and each window's last judgement (rules.py) set back to the window a minute
+  before: each queue reads that minute and the open one and works its window's values out
+  again, moved on by a minute (with a tree that keeps no minutes, every recorded queue's
+  minutes are read again; decoded texts are still kept). These steps are not measured;
+* the same pass cold, as in a process that just took the alert lease over: the decisions and
+  the minutes kept forgotten (decoded texts still kept, as in a process that served pages).
+
+``--decisions PATH`` writes every alert and undecided rule of the queues (the count rules and
+the new ones, workers left out: that rule counts seconds of this process) at the moment 90 s
+after the recorded queues' newest minute, read cold, warm and after a new minute (they must
+be the same; the bench stops if not), as JSON: run a tree before and after on the same
+seeded Redis (``--keep-history`` on the second run, so that both read the same minutes) and
+compare the files.
 
 Printed: the median over ``--repeats`` of this process's CPU time and wall time (ms), and the
 Redis commands (``INFO commandstats``, less the bench's own INFO) of each.
@@ -107,15 +120,20 @@ def setup_django(url: str, tmp: Path) -> None:
 
 
 async def measure(
-    url: str, work: Callable[[], Awaitable[Any]], repeats: int
+    url: str,
+    work: Callable[[], Awaitable[Any]],
+    repeats: int,
+    setup: Callable[[], None] | None = None,
 ) -> tuple[float, float, float, float]:
     """The first run's CPU ms, then the median CPU ms, wall ms and Redis commands of the
-    others."""
+    others (``setup`` run before each, not measured)."""
     import redis
 
     sync = redis.Redis.from_url(url, decode_responses=True)
     cpus, walls, commands = [], [], []
     for _ in range(repeats + 1):
+        if setup is not None:
+            setup()
         before = commandstats(sync)
         cpu, wall = time.process_time(), time.perf_counter()
         await work()
@@ -127,6 +145,54 @@ async def measure(
     walls.pop(0)
     commands.pop(0)
     return first, statistics.median(cpus), statistics.median(walls), statistics.median(commands)
+
+
+async def write_decisions(
+    url: str, recorded: list[str], path: str, new_minute: Callable[[], None]
+) -> None:
+    """Every alert and undecided rule at 90 s after the newest recorded minute, read cold,
+    warm and after a new minute (the same, or the bench stops), written to ``path``."""
+    import json
+
+    import redis
+
+    from queues.alerts import decided
+    from queues.alerts.rules import read_rules
+    from queues.alerts.thresholds import COUNTED, read_alerts, thresholds
+    from queues.history.storage import last_key
+    from queues.reads.counts import summaries
+    from queues.reads.keys import QueueRef
+
+    sync = redis.Redis.from_url(url, decode_responses=True)
+    at = int(sync.get(last_key(QueueRef("bull", recorded[0])))) + 90_000
+
+    async def decide() -> list[Any]:
+        found = await summaries(states=COUNTED)
+        limits = {s.ref: thresholds(s.ref.slug) for s in found}
+        firing = await read_alerts(found, limits)
+        more = await read_rules(found, at, workers=False, limits=limits)
+        rows: list[Any] = []
+        for ref, alerts in [*firing.items(), *more.alerts.items()]:
+            rows += [[ref.slug, a.as_json()] for a in alerts]
+        rows += [
+            [ref.slug, rule, "undecided"] for ref, rules in more.undecided.items() for rule in rules
+        ]
+        return sorted(rows, key=str)
+
+    try:
+        from queues.alerts import minutes
+    except ImportError:
+        minutes = None
+    decided._decided.clear()
+    if minutes is not None:
+        minutes.forget()
+    cold = await decide()
+    warm = await decide()
+    new_minute()
+    after = await decide()
+    assert cold == warm == after, "the kept minutes decided otherwise"
+    await asyncio.to_thread(Path(path).write_text, json.dumps(cold, indent=0))
+    print(f"decisions at {at}: {len(cold)} entries, the same cold, warm and after a new minute")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -150,11 +216,17 @@ async def main(args: argparse.Namespace) -> None:
             print(f"seeded {len(names)} queues in {time.monotonic() - started:.0f} s", flush=True)
         setup_django(url, tmp)
         recorded = names[:: args.history_every]
-        record_history(url, recorded)
+        if not args.keep_history:
+            record_history(url, recorded)
         from django.test import AsyncClient
 
-        from queues.alerts import decided
+        from queues.alerts import decided, rules
         from queues.alerts.watch import AlertWatch, DeliverySettings
+
+        try:
+            from queues.alerts import minutes
+        except ImportError:  # a tree that keeps no minutes
+            minutes = None
 
         client = AsyncClient()
 
@@ -175,9 +247,27 @@ async def main(args: argparse.Namespace) -> None:
         async def one_pass() -> None:
             notices.append(len(await watch.evaluate(delivery)))
 
-        async def new_minute_pass() -> None:
+        def new_minute() -> None:
             decided._decided.clear()
-            await one_pass()
+            if minutes is not None:
+                for kept in minutes.KEPT._queues.values():
+                    if kept.records:
+                        kept.records.pop(max(kept.records))
+            # Each window as it was a minute before (its oldest record once more, its newest
+            # not yet): the pass moves every window on by a minute, as a new minute does.
+            from queues.history.packed import added
+
+            for ref, entry in list(rules._judged.items()):
+                records = entry[0]
+                if records:
+                    before = [records[0], *records[:-1]]
+                    rest = (added(before),) if len(entry) == 4 else ()
+                    rules._judged[ref] = (before, entry[1], entry[2], *rest)
+
+        def cold() -> None:
+            decided._decided.clear()
+            if minutes is not None:
+                minutes.forget()
 
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         load = os.getloadavg()[0]
@@ -187,15 +277,22 @@ async def main(args: argparse.Namespace) -> None:
         )
         print("| work | first run's CPU ms | CPU ms | wall ms | Redis commands |")
         print("| --- | --- | --- | --- | --- |")
-        works: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-            ("GET /queues/", lambda: get("/queues/")),
-            ("GET /queues/api/queues/", lambda: get("/queues/api/queues/")),
-            ("one evaluation pass, every rule", one_pass),
-            ("the same, the first of a minute", new_minute_pass),
+        works: list[tuple[str, Callable[[], Awaitable[Any]], Callable[[], None] | None]] = [
+            ("GET /queues/", lambda: get("/queues/"), None),
+            ("GET /queues/api/queues/", lambda: get("/queues/api/queues/"), None),
+            ("one evaluation pass, every rule", one_pass, None),
+            ("the same, the first of a minute", one_pass, new_minute),
+            ("the same, cold (the lease just taken over)", one_pass, cold),
         ]
-        for label, work in works:
-            first, cpu, wall, commands = await measure(url, work, args.repeats)
+        for label, work, setup in works:
+            first, cpu, wall, commands = await measure(url, work, args.repeats, setup)
             print(f"| {label} | {first:.0f} | {cpu:.0f} | {wall:.0f} | {commands:.0f} |")
+        if minutes is not None:
+            await one_pass()
+            used = minutes.KEPT.used
+            print(f"\nminutes kept: {len(minutes.KEPT)} queues, about {used / 1e6:.2f} MB")
+        if args.decisions:
+            await write_decisions(url, recorded, args.decisions, new_minute)
         print(f"\nnotices started per pass: {notices}")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
         from queues.redis.clients import close_current
@@ -214,4 +311,6 @@ if __name__ == "__main__":
     parser.add_argument("--history-every", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--redis", help="a Redis already seeded (bull prefix): no seeding")
+    parser.add_argument("--keep-history", action="store_true", help="the minutes already there")
+    parser.add_argument("--decisions", help="write every alert and undecided rule here (JSON)")
     asyncio.run(main(parser.parse_args()))

@@ -27,8 +27,9 @@ Steps: start a throw-away ``redis-server`` on a free port, then
   every key of 10 such queues, per queue and name, and scaled to 1,000 queues x 5 names;
 * reading: ``read_history`` and ``read_names`` over ``90d``, ``30d`` and ``24h`` of one such
   queue, the median of 20 reads (wall and this process's CPU, ms, from Redis on this machine),
-  and the median CPU of 10 cold reads, which decode every span (a process keeps what it
-  decoded of the spans and summaries it read, queues/history/kept.py).
+  the median CPU and wall time of 10 cold reads, which decode every span (a process keeps
+  what it decoded of the spans and summaries it read, queues/history/kept.py), and the bytes
+  Redis sends for one read.
 """
 
 from __future__ import annotations
@@ -217,12 +218,16 @@ async def fill(url: str, queues: int, per_minute: int) -> list[Any]:
     import redis
 
     from queues.history import prom
+    from queues.history import record as record_module
     from queues.history import storage as st
     from queues.history.record import NameRecord, dumps_span
     from queues.history.sketch import Sketch
     from queues.history.summary import dumps_summary
     from queues.reads.keys import QueueRef
 
+    # The queue's record of an hour and a day stored alone, as roll-ups write it (a tree
+    # before that wrote spans alone).
+    dumps_total = getattr(record_module, "dumps_total", None)
     sync = redis.Redis.from_url(url, decode_responses=True)
     rand = random.Random(2)
     now = int(time.time() * 1000)
@@ -249,27 +254,31 @@ async def fill(url: str, queues: int, per_minute: int) -> list[Any]:
     )
     # A pool of spans per tier, each stored span one of them: the sizes of spans made one by
     # one, in a fraction of the time. At most 5,000 durations a name (sketches saturate).
-    pools: dict[str, list[tuple[str, str]]] = {}
+    pools: dict[str, list[tuple[str, str, str | None]]] = {}
     for tier, _, _, _, jobs in tiers:
         pools[tier] = []
         for _ in range(20):
             made = span(min(jobs, 5000))
             for record in made.values():
                 record.completed = jobs
-            pools[tier].append((dumps_span(made), dumps_summary(made)))
+            alone = dumps_total(made) if dumps_total and tier in ("h", "d") else None
+            pools[tier].append((dumps_span(made), dumps_summary(made), alone))
     refs = [QueueRef("bull", f"m{index:04d}") for index in range(queues)]
     for ref in refs:
         pipe = sync.pipeline(transaction=False)
         for tier, size, count, sketched, _ in tiers:
             last = now - now % size
             for index, start in enumerate(range(last, last - count * size, -size)):
-                blob, summary = pools[tier][rand.randrange(len(pools[tier]))]
+                blob, summary, alone = pools[tier][rand.randrange(len(pools[tier]))]
                 # Each stored span its own text (trailing blanks, still the same JSON), so a
                 # read decodes every one, as it would real spans (packed.py keeps them by digest).
                 blob += " " * (index + 1)
                 pipe.set(st.summary_key(ref, tier, start), summary, ex=st.TIERS[tier][1])
                 if index < sketched:
                     pipe.set(st.span_key(ref, tier, start), blob, ex=st.SKETCH_TTL_S[tier])
+                    if alone is not None:
+                        key = st.total_key(ref, tier, start)
+                        pipe.set(key, alone + " " * (index + 1), ex=st.SKETCH_TTL_S[tier])
         pipe.sadd(st.names_key(ref), *NAMES)
         prom.add_to_pipeline(pipe, ref, span(per_minute))
         pipe.execute()
@@ -288,33 +297,46 @@ def memory(url: str, refs: list[Any]) -> float:
     return total / len(refs)
 
 
-async def read_times(ref: Any) -> dict[str, tuple[float, float, float]]:
+async def read_times(ref: Any, url: str) -> dict[str, tuple[float, ...]]:
     """Per read: the median wall time and the median CPU time of this process (ms) of 20
-    reads, and the median CPU time of 10 cold reads, each with nothing decoded kept from
-    earlier ones (queues/history/kept.py)."""
+    reads; the median CPU and wall time of 10 cold reads, each with nothing decoded kept from
+    earlier ones (queues/history/kept.py); and the bytes Redis sent for one read (its
+    ``total_net_output_bytes``, less the INFO reply that read it, about 1.5 KB)."""
+    import redis
+
     from queues.history import packed, summary
     from queues.history.read import read_history, read_names
+
+    sync = redis.Redis.from_url(url)
+
+    def sent() -> int:
+        return int(sync.info("stats")["total_net_output_bytes"])
 
     out = {}
     for range_name in ("24h", "30d", "90d"):
         for label, read in (("history", read_history), ("names", read_names)):
-            colds = []
+            colds, cold_walls = [], []
             for _ in range(10):
                 packed.forget()
                 summary.forget()
-                cpu = time.process_time()
+                started, cpu = time.perf_counter(), time.process_time()
                 await read(ref, range_name)
                 colds.append((time.process_time() - cpu) * 1000)
+                cold_walls.append((time.perf_counter() - started) * 1000)
             walls, cpus = [], []
             for _ in range(20):
                 started, cpu = time.perf_counter(), time.process_time()
                 await read(ref, range_name)
                 walls.append((time.perf_counter() - started) * 1000)
                 cpus.append((time.process_time() - cpu) * 1000)
+            before = sent()
+            await read(ref, range_name)
             out[f"{label} {range_name}"] = (
                 statistics.median(walls),
                 statistics.median(cpus),
                 statistics.median(colds),
+                statistics.median(cold_walls),
+                (sent() - before) / 1000,
             )
     return out
 
@@ -361,10 +383,12 @@ async def main(args: argparse.Namespace) -> None:
                 f"| {per_queue * 1000 / 1e9:.2f} |"
             )
         print("\n## Reading one queue (120 jobs/min a name, 5 names; median of 20, ms)\n")
-        print("| read | wall ms | CPU ms | cold read's CPU ms |")
-        print("| --- | --- | --- | --- |")
-        for label, (wall, cpu, first) in (await read_times(refs[0])).items():
-            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {first:.1f} |")
+        print("| read | wall ms | CPU ms | cold read's CPU ms | cold read's wall ms | KB sent |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for label, figures in (await read_times(refs[0], url)).items():
+            wall, cpu, first, first_wall, sent = figures
+            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {first:.1f} | {first_wall:.1f}", end="")
+            print(f" | {sent:.0f} |")
         await close_current()
     finally:
         proc.terminate()

@@ -58,3 +58,8 @@ def remember(ref: QueueRef, mark: Mark, alerts: list[Alert]) -> None:
     if len(_decided) >= _KEPT:
         _decided.clear()
     _decided[ref] = (mark, list(alerts))
+
+
+def forget() -> None:
+    """Drops every decision kept: a process that takes the alert lease over starts cold."""
+    _decided.clear()

@@ -18,6 +18,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from queues.alerts import minutes
 from queues.alerts.decided import Mark, recall, remember
 from queues.alerts.names import (
     RATE_MIN_JOBS,
@@ -30,12 +31,11 @@ from queues.alerts.thresholds import LAST_HOUR_S, Alert, Limits, thresholds
 from queues.config.problem import is_number
 from queues.config.settings import get_config
 from queues.errors import BullpenError
-from queues.history.packed import PackedRecord, added, unpacked
+from queues.history.packed import PackedRecord, added, quantiles_of, slid
 from queues.history.read import oldest_waiting_ms
 from queues.history.record import NameRecord
-from queues.history.spans import Ask, mget_each, read_totals_of
+from queues.history.spans import Ask, mget_each
 from queues.history.storage import MINUTE_MS, last_key
-from queues.history.summary import Summary, read_summaries_of
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.workers import list_workers
@@ -112,6 +112,21 @@ def window_values(record: NameRecord, measure: Measure) -> dict[str, float | Non
     }
 
 
+def packed_window_values(record: PackedRecord, measure: Measure) -> dict[str, float | None]:
+    """:func:`window_values` of a packed record (queues/history/packed.py), not unpacked: the
+    same values, without a Python step per bucket."""
+    completed, failed = record.counts[:2]
+    finished = completed + failed
+    run95 = quantiles_of(record.run, (0.95,))[0]
+    wait95 = quantiles_of(record.wait, (0.95,))[0]
+    enough = finished and finished >= measure.min_jobs
+    return {
+        "failure_rate_percent": round(100.0 * failed / finished, 1) if enough else None,
+        "run_p95_ms": None if run95 is None else round(run95),
+        "wait_p95_ms": None if wait95 is None else round(wait95),
+    }
+
+
 @dataclass(frozen=True)
 class _Wanted:
     """A queue's history rules that are on."""
@@ -157,7 +172,8 @@ async def _histories(
 ) -> None:
     """The window and stall rules of every queue that turns one on, from its minutes' totals:
     every queue in one round trip per connection for when each was last recorded, one more
-    for the minutes of those recorded (packed, queues/history/packed.py)."""
+    for the minutes of those recorded not kept from the passes before (packed,
+    queues/history/packed.py; kept by minutes.py)."""
     wanted = {s.ref: w for s in found if (w := _history_wanted(limits[s.ref])) is not None}
     if not wanted:
         return
@@ -165,47 +181,39 @@ async def _histories(
     try:
         async with translate_redis_errors():
             lasts = await mget_each(refs, [[last_key(ref)] for ref in refs])
-            measured: dict[QueueRef, list[Ask]] = {}  # minutes whose sketches are read
-            # The last hour's other minutes, for stalls: their summaries' counts (small), the
-            # queues grouped by which minutes those are (whether their window rules are on).
-            counted: dict[tuple[int, ...], list[QueueRef]] = {}
+            recorded: dict[QueueRef, int | None] = {}
+            window: dict[QueueRef, list[int]] = {}  # minutes judged by their sketches
+            # The last hour's other minutes, for stalls: their summaries' counts (small); both
+            # read only where minutes.py keeps none.
+            hour: dict[QueueRef, list[int]] = {}
             window_minutes = minute_starts(measure.window_s, now_ms)
             hour_minutes = set(minute_starts(LAST_HOUR_S, now_ms))
-            hour_alone = tuple(sorted(hour_minutes - set(window_minutes)))
+            hour_alone = sorted(hour_minutes - set(window_minutes))
             marks: dict[QueueRef, Mark] = {}
             for ref, last in zip(refs, lasts, strict=True):
                 if isinstance(last, BaseException) or last[0] is None:
                     # Unreadable, or never recorded (or not for 25 hours): nothing to judge by.
                     reading.cannot(ref, *wanted[ref].rules)
+                    recorded[ref] = None
                     continue
+                recorded[ref] = _int(last[0])
                 mark = marks[ref] = Mark(last[0], now_ms // MINUTE_MS, measure, limits[ref])
                 told = recall(ref, mark)
                 if told is not None:
                     for alert in told:
                         reading.fire(ref, alert)
                     continue
-                window = window_minutes if wanted[ref].window else []
-                measured[ref] = [("m", start) for start in window]
+                window[ref] = window_minutes if wanted[ref].window else []
                 if wanted[ref].stalled_limit is not None:
-                    hour = hour_alone if window else tuple(sorted(hour_minutes))
-                    counted.setdefault(hour, []).append(ref)
-            sketched, summaries = await asyncio.gather(
-                read_totals_of(measured, now_ms), _counted(counted, now_ms)
+                    hour[ref] = hour_alone if window[ref] else sorted(hour_minutes)
+            sketched, stalls = await minutes.KEPT.read(
+                recorded, window, hour, minutes.usable(measure.window_s), now_ms
             )
     except _TROUBLE:
         for ref in refs:
             reading.cannot(ref, *wanted[ref].rules)
         return
-    # The last hour's stalls outside the window, per queue: the summaries' counts added.
-    stalls: dict[QueueRef, int | BaseException] = {}
-    for group in summaries:
-        for ref, found_ref in group.items():
-            stalls[ref] = (
-                found_ref
-                if isinstance(found_ref, BaseException)
-                else sum(s.counts[3] for s in found_ref.values())
-            )
-    for ref in measured:
+    for ref in window:
         spans, more = sketched[ref], stalls.get(ref, 0)
         if isinstance(spans, BaseException) or isinstance(more, BaseException):
             reading.cannot(ref, *wanted[ref].rules)
@@ -219,24 +227,20 @@ async def _histories(
             remember(ref, marks[ref], judged.alerts.get(ref, []))
 
 
-async def _counted(
-    counted: Mapping[tuple[int, ...], list[QueueRef]], now_ms: int
-) -> list[dict[QueueRef, dict[int, Summary] | BaseException]]:
-    """Each group's minutes' summaries (their counts), the groups at the same time."""
-    return list(
-        await asyncio.gather(
-            *(
-                read_summaries_of(group, "m", list(starts), now_ms, names=False)
-                for starts, group in counted.items()
-            )
-        )
-    )
+def _int(raw: Any) -> int | None:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return None
 
 
-# Per queue, the window's records of its last judgement and the values they gave: an
-# unchanged window (the same records, kept decoded by queues/history/packed.py, and frozen)
-# gives the same values, without adding up its sketches again.
-_judged: dict[QueueRef, tuple[list[PackedRecord], Measure, dict[str, float | None]]] = {}
+# Per queue, the window's records of its last judgement, the values they gave and their sum:
+# an unchanged window (the same records, kept decoded by queues/history/packed.py, and frozen)
+# gives the same values without adding up its sketches again; one moved on a minute is added
+# up from the sum before (packed.slid).
+_judged: dict[
+    QueueRef, tuple[list[PackedRecord], Measure, dict[str, float | None], PackedRecord]
+] = {}
 
 
 def _window_values(
@@ -250,10 +254,11 @@ def _window_values(
         and all(a is b for a, b in zip(last[0], records, strict=True))
     ):
         return last[2]
-    values = window_values(unpacked(added(records)), measure)
+    total = added(records) if last is None else slid(last[0], last[3], records)
+    values = packed_window_values(total, measure)
     if len(_judged) >= _JUDGED_KEPT:
         _judged.clear()
-    _judged[ref] = (records, measure, values)
+    _judged[ref] = (records, measure, values, total)
     return values
 
 

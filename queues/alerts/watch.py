@@ -25,6 +25,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from queues.alerts import decided, minutes
 from queues.alerts.rules import read_rules
 from queues.alerts.silences import end_acknowledgements, read_holds
 from queues.alerts.state import RESOLVED, AlertTracker, Key, Notice
@@ -153,6 +154,9 @@ class AlertWatch:
             return []
         redis = get_client()
         if not self._leading:
+            # Taken over: nothing kept from before (another process evaluated meanwhile).
+            decided.forget()
+            minutes.forget()
             stored = await redis.get(state_key())
             undelivered = await redis.get(undelivered_key())  # another slot in a cluster
             self.tracker.load(_parsed(stored))

@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 import sys
 from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from queues.history.kept import Kept
 from queues.history.record import TOTAL, NameRecord
-from queues.history.sketch import Sketch, decode, decode_dense, is_dense
+from queues.history.sketch import Sketch, decode, decode_dense, is_dense, value_of
 
 _WIDTH = 64
 
@@ -72,10 +75,36 @@ def unpack_sketch(packed: PackedSketch) -> Sketch:
     return sketch
 
 
+def quantiles_of(packed: PackedSketch, qs: Sequence[float]) -> list[float | None]:
+    """``unpack_sketch(packed).quantiles(qs)``, without unpacking: the buckets' running counts
+    added up in C and each rank found by bisection (the same ranks compared the same way, so
+    the same values)."""
+    zero, buckets = packed
+    if not buckets:
+        return [None if zero == 0 else 0.0 for _ in qs]
+    dense = array("Q")
+    dense.frombytes(buckets.to_bytes(-(-buckets.bit_length() // _WIDTH) * 8, "little"))
+    if sys.byteorder != "little":
+        dense.byteswap()
+    running = list(accumulate(dense))
+    total = zero + running[-1]
+    found: list[float | None] = []
+    for q in qs:
+        rank = q * (total - 1)
+        if zero > rank:
+            found.append(0.0)
+            continue
+        # The first bucket whose count, with the ones below it, passes the rank.
+        index = bisect_right(running, rank, key=lambda seen: zero + seen)
+        found.append(value_of(min(index, len(running) - 1)))
+    return found
+
+
 def loads_total(raw: str | bytes | None) -> PackedRecord:
-    """The queue's record of a stored span (record.py), packed; empty for a missing key, one
-    that cannot be read or one without the queue's record, as ``loads_span(raw, ONLY_TOTAL)``
-    reads them. Each stored text is decoded once in a process (kept.py)."""
+    """The queue's record of a stored span (record.py), or stored alone (``dumps_total``),
+    packed; empty for a missing key, one that cannot be read or one without the queue's
+    record, as ``loads_span(raw, ONLY_TOTAL)`` reads them. Each stored text is decoded once
+    in a process (kept.py)."""
     if not raw:
         return EMPTY
     return KEPT.read(raw, _read_total)
@@ -125,9 +154,21 @@ def _record_of(value: object) -> PackedRecord:
     return PackedRecord((a, b, c, d, e, f), pack_sketch(str(value[6])), pack_sketch(str(value[7])))
 
 
+def _checked(value: object) -> None:
+    """ValueError or TypeError where record.py refuses a record, without packing it."""
+    if not isinstance(value, list) or len(value) < 8:
+        raise ValueError("not a history record")
+    for count in value[:6]:
+        int(count)
+    for pair in value[8] if len(value) > 8 and isinstance(value[8], list) else []:
+        if len(pair) == 2:
+            float(pair[1])
+
+
 def _read_total(raw: str | bytes) -> PackedRecord:
     try:
-        value = _total_part(raw.decode() if isinstance(raw, bytes) else raw)
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        value = json.loads(text) if text.startswith("[") else _total_part(text)
         return EMPTY if value is None else _record_of(value)
     except (ValueError, TypeError):
         return EMPTY
@@ -151,11 +192,14 @@ def _read_names(raw: str | bytes) -> PackedSpan:
         data = json.loads(raw)
         if not isinstance(data, dict):
             return {}
-        found = {str(name): _record_of(value) for name, value in data.items()}
+        # The queue's record is left out: its shape and counts checked (a span whose record
+        # is broken reads as nothing, as loads_span's does), its sketches not decoded (a
+        # sixth of a day's, and written with the names' they add up).
+        if TOTAL in data:
+            _checked(data[TOTAL])
+        return {str(name): _record_of(value) for name, value in data.items() if name != TOTAL}
     except (ValueError, TypeError):
         return {}
-    found.pop(TOTAL, None)
-    return found
 
 
 # The names' packed records a process keeps: at most 32 MB, the 90 closed days of some 15
@@ -187,6 +231,29 @@ def added(records: list[PackedRecord]) -> PackedRecord:
         (sum(r.wait[0] for r in records), sum(r.wait[1] for r in records)),
         (sum(r.run[0] for r in records), sum(r.run[1] for r in records)),
     )
+
+
+def slid(
+    before: Sequence[PackedRecord], total: PackedRecord, records: Sequence[PackedRecord]
+) -> PackedRecord:
+    """``added(records)``, where ``total`` is ``added(before)`` and ``records`` may be
+    ``before`` moved on (a window a minute later: its oldest records gone, newer ones after
+    the rest, the same objects): then the records gone are taken away and the new ones added,
+    not every record again. Exact: integers, and only what was added is taken away."""
+    for gone in range(1, min(len(before), 4)):
+        stay = len(before) - gone
+        if stay <= len(records) and all(
+            a is b for a, b in zip(before[gone:], records[:stay], strict=True)
+        ):
+            out = added([total, *records[stay:]])
+            left = added(list(before[:gone]))
+            a, b, c, d, e, f = (x - y for x, y in zip(out.counts, left.counts, strict=True))
+            return PackedRecord(
+                (a, b, c, d, e, f),
+                (out.wait[0] - left.wait[0], out.wait[1] - left.wait[1]),
+                (out.run[0] - left.run[0], out.run[1] - left.run[1]),
+            )
+    return added(list(records))
 
 
 def unpacked(record: PackedRecord) -> NameRecord:

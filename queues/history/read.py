@@ -27,8 +27,12 @@ from queues.history.summary import (
     read_summaries_of,
 )
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.redis import per_connection
+from queues.redis.clients import get_client
+from queues.redis.cluster import is_cluster
 from queues.redis.errors import translate_redis_errors
+from queues.redis.fastpipe import Command
 
 RANGE_SECONDS: dict[str, int] = {
     "1h": 3600,
@@ -45,6 +49,23 @@ _OLDEST = """
 local id = redis.call('LINDEX', KEYS[1], -1)
 if not id then return false end
 return redis.call('HMGET', ARGV[1] .. id, 'timestamp', 'delay')
+"""
+
+
+# Queues read by one script at most: it holds Redis for two commands each (a few µs).
+OLDEST_BATCH = 500
+_OLDEST_OF_MANY = """
+local found = {}
+local count = #KEYS
+for i = 1, count do
+  local id = redis.call('LINDEX', KEYS[i], -1)
+  if id then
+    found[i] = redis.call('HMGET', ARGV[i] .. id, 'timestamp', 'delay')
+  else
+    found[i] = false
+  end
+end
+return found
 """
 
 
@@ -174,15 +195,19 @@ async def read_names(ref: QueueRef, range_name: str, now_ms: int | None = None) 
     one row, ``FOLDED_NAME``. Counts and slowest runs from the steps' summaries, percentiles
     from the range's sketches."""
     now = _now(now_ms)
+    tier, starts = _starts(range_name, now)
+    async with translate_redis_errors():
+        # Both reads at once: one round trip's wait, not two in a row.
+        steps, sketches = await asyncio.gather(
+            _summaries(ref, range_name, now, names=True),
+            read_cover_names(ref, starts[0], starts[-1] + TIERS[tier][0], now),
+        )
     counts: dict[str, list[Counts]] = {}
     runs: dict[str, list[tuple[str, float]]] = {}
-    for _, summary in await _summaries(ref, range_name, now, names=True):
+    for _, summary in steps:
         for name, (step_counts, step_runs) in summary.names.items():
             counts.setdefault(name, []).append(step_counts)
             runs.setdefault(name, []).extend(step_runs)
-    tier, starts = _starts(range_name, now)
-    async with translate_redis_errors():
-        sketches = await read_cover_names(ref, starts[0], starts[-1] + TIERS[tier][0], now)
     rows = []
     for name, name_counts in counts.items():
         completed, failed, retried, stalled, _, _ = _added(name_counts)
@@ -212,16 +237,43 @@ async def oldest_waiting_ms(
     refs: list[QueueRef], now_ms: int | None = None
 ) -> dict[QueueRef, int | None]:
     """How long each queue's oldest waiting job has waited since it was due (None: none
-    waits), in one round trip per connection."""
+    waits), in one round trip per connection: on one Redis, one script for up to
+    ``OLDEST_BATCH`` queues (two commands a queue, not three); on a Redis Cluster, whose
+    queues' keys share no slot, one a queue."""
     if not refs:
         return {}
     now = _now(now_ms)
-    commands = [("EVAL", _OLDEST, 1, ref.key("wait"), ref.key("")) for ref in refs]
+    batches: list[list[QueueRef]] = []
+    open_batch: dict[str, list[QueueRef]] = {}
+    for ref in on_redis(refs):  # BullMQ on PostgreSQL: not read here (None)
+        batch = open_batch.get(ref.connection)
+        if batch is None or len(batch) >= OLDEST_BATCH:
+            batch = []
+            batches.append(batch)
+            if not is_cluster(get_client(ref.connection)):
+                open_batch[ref.connection] = batch
+        batch.append(ref)
+    commands: list[Command] = [
+        ("EVAL", _OLDEST, 1, batch[0].key("wait"), batch[0].key(""))
+        if len(batch) == 1
+        else (
+            "EVAL",
+            _OLDEST_OF_MANY,
+            len(batch),
+            *(ref.key("wait") for ref in batch),
+            *(ref.key("") for ref in batch),
+        )
+        for batch in batches
+    ]
     async with translate_redis_errors():
-        replies = await per_connection.execute_for(refs, commands)
-    ages: dict[QueueRef, int | None] = {}
-    for ref, reply in zip(refs, replies, strict=True):
-        ages[ref] = _age(reply, now)
+        replies = await per_connection.execute([b[0].connection for b in batches], commands)
+    ages: dict[QueueRef, int | None] = dict.fromkeys(refs)
+    for batch, reply in zip(batches, replies, strict=True):
+        if len(batch) == 1:
+            ages[batch[0]] = _age(reply, now)
+        elif isinstance(reply, list):
+            for ref, each in zip(batch, reply, strict=True):
+                ages[ref] = _age(each, now)
     return ages
 
 

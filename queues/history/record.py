@@ -106,6 +106,11 @@ def dumps_span(span: Span) -> str:
     return json.dumps(stored, separators=(",", ":"))
 
 
+def dumps_total(span: Span) -> str:
+    """The queue's record of a span alone, stored as in :func:`dumps_span` (storage.ALONE)."""
+    return json.dumps(whole(span).as_list(), separators=(",", ":"))
+
+
 def loads_span(raw: str | bytes | None, only: frozenset[str] | None = None) -> Span:
     """A stored span (only the records named in ``only``, if given); empty for a missing key or
     one that cannot be read (a partial write is never stored: each span is one SET)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from queues.history.record import dumps_span
+from queues.history.record import dumps_span, dumps_total
 from queues.history.spans import mget, read_spans
 from queues.history.storage import (
     DAY_MS,
@@ -21,6 +21,7 @@ from queues.history.storage import (
     TIERS,
     span_key,
     summary_key,
+    total_key,
 )
 from queues.history.summary import dumps_summary
 from queues.reads.keys import QueueRef
@@ -90,5 +91,8 @@ async def _roll(
         for start, span in ready:
             pipe.set(span_key(ref, tier, start), dumps_span(span), nx=True, ex=SKETCH_TTL_S[tier])
             pipe.set(summary_key(ref, tier, start), dumps_summary(span), nx=True, ex=TIERS[tier][1])
+            # The queue's record alone, what a range's totals read (storage.ALONE).
+            total = dumps_total(span)
+            pipe.set(total_key(ref, tier, start), total, nx=True, ex=SKETCH_TTL_S[tier])
         await pipe.execute()
     return len(ready)

@@ -18,6 +18,7 @@ from queues.history.packed import (
 )
 from queues.history.record import NameRecord, Span, loads_span, merged
 from queues.history.storage import (
+    ALONE,
     DAY_MS,
     HOUR_MS,
     MINUTE_MS,
@@ -97,16 +98,33 @@ def _finer_parts(ask: Ask, now_ms: int) -> list[Ask] | None:
     return [(sub, s) for s in range(start, start + size, sub_size) if s <= now_ms]
 
 
+def _total_parts(ask: Ask, now_ms: int) -> list[Ask] | None:
+    """:func:`_finer_parts` of a queue's records: an hour's or a day's record stored alone
+    (storage.ALONE) first; missing, a closed one's span (rolled up before records were stored
+    alone, or its roll-up not written yet), an open one's finer records."""
+    tier, start = ask
+    if tier in _SPAN_OF:
+        tier = _SPAN_OF[tier]
+        if start + TIERS[tier][0] <= now_ms:
+            return [(tier, start)]
+    parts = _finer_parts((tier, start), now_ms)
+    return None if parts is None else [(ALONE.get(t, t), s) for t, s in parts]
+
+
+_SPAN_OF = {alone: tier for tier, alone in ALONE.items()}
+
+
 async def read_of(
     asks: Mapping[QueueRef, Sequence[Ask]],
     now_ms: int,
     load: Callable[[Any], T],
     merge: Callable[[list[T]], T],
+    parts_of: Callable[[Ask, int], list[Ask] | None] = _finer_parts,
 ) -> dict[QueueRef, dict[Ask, T] | BaseException]:
     """The spans asked of several queues, by (tier, start), each stored one read by ``load``,
     in one round trip per connection, and one more for the spans missing ones are made from
-    with ``merge`` (the open hour from its minutes, the open day from its hours, then the open
-    hour's minutes). A queue whose read failed gets the error instead."""
+    with ``merge`` (``parts_of``: the open hour from its minutes, the open day from its hours,
+    then the open hour's minutes). A queue whose read failed gets the error instead."""
     refs = [ref for ref, wanted in asks.items() if wanted]
     replies = await mget_each(refs, [span_keys(ref, asks[ref]) for ref in refs])
     out: dict[QueueRef, dict[Ask, T] | BaseException] = {ref: {} for ref in asks}
@@ -119,7 +137,7 @@ async def read_of(
         for ask, raw in zip(asks[ref], reply, strict=True):
             if raw is not None:
                 found[ask] = load(raw)
-            elif (parts := _finer_parts(ask, now_ms)) is not None:
+            elif (parts := parts_of(ask, now_ms)) is not None:
                 made.setdefault(ref, {})[ask] = parts
         out[ref] = found
     if not made:
@@ -129,6 +147,7 @@ async def read_of(
         now_ms,
         load,
         merge,
+        parts_of,
     )
     for ref, each in made.items():
         sub, found_ref = subs[ref], out[ref]
@@ -150,8 +169,16 @@ async def read_spans_of(
 async def read_totals_of(
     asks: Mapping[QueueRef, Sequence[Ask]], now_ms: int
 ) -> dict[QueueRef, dict[Ask, PackedRecord] | BaseException]:
-    """:func:`read_of` of the queue's records alone, packed (packed.py)."""
-    return await read_of(asks, now_ms, loads_total, added)
+    """:func:`read_of` of the queue's records alone, packed (packed.py): an hour's or a day's
+    from its record stored alone (storage.ALONE), or its span where it has none."""
+    alone = {ref: [(ALONE.get(t, t), s) for t, s in wanted] for ref, wanted in asks.items()}
+    found = await read_of(alone, now_ms, loads_total, added, _total_parts)
+    return {
+        ref: each
+        if isinstance(each, BaseException)
+        else {(_SPAN_OF.get(t, t), s): r for (t, s), r in each.items()}
+        for ref, each in found.items()
+    }
 
 
 async def read_spans(

@@ -9,7 +9,13 @@ restart, a lease takeover or a Redis restart in the middle never counts a job tw
 - its sketches, ``...:m:<minute ms>`` (kept 3 h), ``...:h:<hour ms>`` (50 h) and ``...:d:<day
   ms>`` (91 d), the JSON of record.py with one entry per job name: only as long as roll-ups and
   a range's totals need them (a minute until its hour is rolled up and the last hours' totals
-  are read from hours, an hour until its day is). ``...:names`` holds the job names
+  are read from hours, an hour until its day is);
+- the queue's record alone (record.py's list: every name added up), ``...:hq:<hour ms>`` and
+  ``...:dq:<day ms>``, kept as long as the span's sketches: what a range's totals read (a
+  day's span holds every name's sketches, several times the queue's record). Written with
+  the span by roll-ups; an hour or day rolled up before has none, and its span is read.
+
+``...:names`` holds the job names
 recorded (at most ``NAME_CAP``; later ones are recorded as ``FOLDED_NAME``) and ``...:last``
 the newest minute written, where a reader that starts back-fills from.
 """
@@ -55,6 +61,15 @@ def base(ref: QueueRef) -> str:
 
 def span_key(ref: QueueRef, tier: str, start_ms: int) -> str:
     return f"{base(ref)}:{tier}:{start_ms}"
+
+
+# The tiers whose queue record is also stored alone, and the letters of its keys.
+ALONE = {"h": "hq", "d": "dq"}
+
+
+def total_key(ref: QueueRef, tier: str, start_ms: int) -> str:
+    """The key of the queue's record alone of ``tier``'s span at ``start_ms`` (``ALONE``)."""
+    return f"{base(ref)}:{ALONE[tier]}:{start_ms}"
 
 
 def summary_key(ref: QueueRef, tier: str, start_ms: int) -> str:

@@ -11,9 +11,16 @@ from django.test import override_settings
 
 from queues.alerts import decided, rules
 from queues.alerts.decided import Mark, recall, remember
-from queues.alerts.rules import Measure, RuleReading, _judge, _Wanted, minute_starts
+from queues.alerts.rules import (
+    Measure,
+    RuleReading,
+    _judge,
+    _Wanted,
+    minute_starts,
+    window_values,
+)
 from queues.alerts.thresholds import Alert, thresholds
-from queues.history.packed import PackedRecord, loads_total
+from queues.history.packed import PackedRecord, added, loads_total, unpacked
 from queues.history.record import NameRecord, dumps_span
 from queues.history.storage import MINUTE_MS
 from queues.reads.keys import QueueRef
@@ -109,3 +116,18 @@ def test_a_history_decision_is_recalled_only_from_the_same_minute_and_last_recor
     remember(REF, long_window, stalled)
     assert recall(REF, long_window) is None
     decided._decided.clear()
+
+
+def test_a_packed_windows_values_are_those_of_its_sketches() -> None:
+    windows = [
+        [minute(1, 3, 5000.0), minute(400, 0, 10.0)],
+        [minute(0, 0, 1.0)],
+        [minute(2, 0, 0.0, stalled=3)],
+        [minute(50 + i, i % 4, 10.0 + 37 * i) for i in range(15)],
+    ]
+    for records in windows:
+        total = added(records)
+        for measure in (MEASURE, Measure(300, 1000)):
+            assert rules.packed_window_values(total, measure) == window_values(
+                unpacked(total), measure
+            )
