@@ -187,7 +187,9 @@ class Follower:
         reader is :attr:`current` and reads the streams; a queue whose stream it does not
         follow, or whose counts it could not keep (see ``LiveCounts.page_summary``), is left
         to the page."""
-        if not (self.current and self._may_read()):
+        # A Redis Cluster master the streams cannot reach: the page reads every queue, and
+        # says which it could not read (queues/redis/reachability.py).
+        if not (self.current and self._may_read()) or self.streams.lost:
             return {}, None
         slack = self.settings.counts_interval + READER_SLACK
         known = {}
