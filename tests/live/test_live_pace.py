@@ -1,5 +1,6 @@
 """The reader's pace over the websocket, with real Redis and Node BullMQ: events after a quiet
-spell reach the page without waiting out a batch."""
+spell reach the page without waiting out a batch, and a row the reader reads in full carries
+its due time only when it is delayed."""
 
 from __future__ import annotations
 
@@ -77,3 +78,34 @@ async def test_jobs_added_one_after_the_other_reach_a_page_without_a_batch_wait(
     assert row["state"] == "waiting" and '<td class="job-name">two</td>' in row["html"]
     # The first job's row is not sent again after the second's events.
     assert not any(row_of(first["id"])(m) for m in between)
+
+
+async def test_a_retried_jobs_row_shows_when_its_backoff_ends(
+    slow_batch_socket: WebsocketCommunicator, peer: Peer, redis_client: Any
+) -> None:
+    """Its due time is read from the delayed set: its hash's ``timestamp + delay`` (the job was
+    added two days ago) is not it. A waiting job's row has no due time to read."""
+    socket = slow_batch_socket
+    await watch_followed_queue(socket, peer, "later")
+    retry = await run_peer(
+        peer,
+        "retry-later",
+        *("--queue", "later", "--name", "charge", "--backoff-ms", str(30 * 60_000)),
+        *("--added-ms-ago", str(2 * 86_400_000)),
+    )
+    shown, _ = await wait_for(
+        socket,
+        lambda m: (
+            m["type"] == "rows"
+            and any(r["id"] == retry["id"] and r["state"] == "delayed" for r in m["rows"])
+        ),
+    )
+    (row,) = [r for r in shown["rows"] if r["id"] == retry["id"]]
+    due = int(redis_client.zscore("bull:later:delayed", retry["id"])) >> 12
+    assert 'data-field="dueAt" data-label="Runs"><time datetime=' in row["html"]
+    assert f'data-ms="{due}"' in row["html"]
+
+    waiting = await run_peer(peer, "add", "--queue", "later", "--name", "now", "--data", "{}")
+    shown, _ = await wait_for(socket, row_of(waiting["id"]), timeout=20)
+    (row,) = [r for r in shown["rows"] if r["id"] == waiting["id"]]
+    assert row["state"] == "waiting" and 'data-field="dueAt"' not in row["html"]
