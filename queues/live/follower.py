@@ -245,8 +245,8 @@ class Follower:
         s = self.settings
         if self.watching.idle:
             return max(s.read_pause, s.unwatched_read_pause)
-        watchers = self.leadership.registry.watchers
-        return max(s.read_pause, s.read_pause_per_watcher * watchers)
+        per_page = s.read_pause_per_watcher * self.leadership.registry.watchers
+        return max(s.read_pause, min(s.read_pause_max, per_page))
 
     def _rest_of_window(self) -> float:
         return max(0.0, self.settings.batch_window - (time.monotonic() - self.pass_began))

@@ -56,7 +56,7 @@ def test_watchers_count_every_watch_of_every_page() -> None:
 
 def test_the_batch_grows_with_this_processs_pages_and_is_longest_for_history_alone() -> None:
     settings = LiveSettings(
-        read_pause=0.03, read_pause_per_watcher=0.0001, unwatched_read_pause=0.1
+        read_pause=0.03, read_pause_per_watcher=0.0001, read_pause_max=0.1, unwatched_read_pause=0.1
     )
     registry = Interest()
     follower = Follower(_drop, registry, settings=settings)
@@ -65,9 +65,12 @@ def test_the_batch_grows_with_this_processs_pages_and_is_longest_for_history_alo
     for _ in range(100):
         registry.watch_overview()
     assert follower._read_pause() == 0.03  # 100 watches at 0.1 ms: under the least batch
-    for _ in range(900):
+    for _ in range(700):
         registry.watch_queue("bull~mail")
-    assert abs(follower._read_pause() - 0.1) < 1e-9
+    assert abs(follower._read_pause() - 0.08) < 1e-9
+    for _ in range(1000):
+        registry.watch_queue("bull~pay")
+    assert follower._read_pause() == 0.1  # read_pause_max
     follower.watching.idle_since = -math.inf  # nobody has watched for long: history alone
     assert follower._read_pause() == 0.1
     settings.unwatched_read_pause = 0.5
