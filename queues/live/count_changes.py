@@ -234,6 +234,8 @@ class LiveCounts:
     async def verify_quiet(self) -> None:
         """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
         as many as the quiet budget allows now."""
+        if not self.quiet_reads.ready():
+            return  # the budget grants none yet: not worth a walk over every queue each pass
         since = time.monotonic() - self.quiet_after
         due = [ref for ref in self.queues if self.read_at.get(ref, 0) <= since]
         granted = self.quiet_reads.take(len(due)) if due else 0

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Iterable
 
@@ -79,6 +80,7 @@ class Follower:
         self.connection = connection or connections.default_name()
         key_prefix = own_key_prefix(self.connection)
         self.wake = asyncio.Event()
+        self.pass_began = -math.inf  # when the last housekeeping pass began (monotonic)
         self.chores = Chores(
             renew_lease=Periodic(s.lease_ttl_ms / 3000),
             publish_interest=Periodic(5.0),
@@ -160,7 +162,7 @@ class Follower:
         the streams held within a read's time. A process paused longer than the lease (a stop
         signal, a long collection, a stalled VM) or one that does not read holds old ones."""
         s = self.settings
-        within = s.block_ms / 1000 + s.read_pause + READER_SLACK
+        within = s.block_ms / 1000 + self.streams.read_pause + READER_SLACK
         return (
             self.leadership.holds()
             and self.status.ok is True
@@ -240,6 +242,10 @@ class Follower:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(0.25):
                     await self.wake.wait()
+            # Only the rest of the batch window since the last pass began: events after a
+            # quiet spell are sent at once, a busy stream's in batches.
+            await asyncio.sleep(self._rest_of_window())
+            self.pass_began = time.monotonic()
             self.wake.clear()
             try:
                 await self._housekeep()
@@ -259,7 +265,18 @@ class Follower:
                 self.outbox.clear()
                 log.exception("live update failed")
                 await asyncio.sleep(1)
-            await asyncio.sleep(self.settings.batch_window)
+
+    def _read_pause(self) -> float:
+        """The reader's batch: short while pages watch, longer the more pages this process
+        sends each update to, and longer still when it reads for history alone."""
+        s = self.settings
+        if self.watching.idle:
+            return max(s.read_pause, s.unwatched_read_pause)
+        per_page = s.read_pause_per_watcher * self.leadership.registry.watchers
+        return max(s.read_pause, min(s.read_pause_max, per_page))
+
+    def _rest_of_window(self) -> float:
+        return max(0.0, self.settings.batch_window - (time.monotonic() - self.pass_began))
 
     async def _housekeep(self) -> None:
         redis = get_client(self.connection)
@@ -294,6 +311,7 @@ class Follower:
                 self._send_everything_soon()
         # This process's own pages count at once, not after the next exchange of interest.
         watching.add_own(leadership.registry)
+        self.streams.read_pause = self._read_pause()
         if watching.idle:
             if self.history is not None:
                 await self._record_unwatched(redis)
@@ -316,6 +334,9 @@ class Follower:
         await self.rows.flush()
         await self.counts.flush()
         await self.counts.verify_quiet()
+        # The pages' updates go out before the chores that write (history, samples, stuck
+        # checks): a pass that runs them would hold the updates for their round trips.
+        await self.outbox.send()
         await self._samples_and_history(redis)
         if watching.jobs and chores.tail_logs.due():
             await self.logs.flush(redis)

@@ -88,6 +88,13 @@ class Interest:
         """Distinct queues and jobs watched: what the published entry holds."""
         return len(self.queues) + len(self.jobs) + len(self.nodes)
 
+    @property
+    def watchers(self) -> int:
+        """Watches this process's pages hold (a page holds one or two): what one update
+        costs this process to send."""
+        counters = (self.queues, self.jobs, self.nodes)
+        return self.overview + sum(counter.total() for counter in counters)
+
     def watch_queue(self, slug: str) -> bool:
         """Count one more watcher of ``slug``; False (nothing counted) when it would be a new
         entry past ``MAX_ENTRIES``, or its name cannot be a queue's."""

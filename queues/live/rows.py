@@ -60,7 +60,9 @@ class RowChanges:
             live = [job_id for job_id, (state, _) in jobs.items() if state != "removed"]
             granted = self.budget.take(len(live))
             to_read = live[len(live) - granted :] if granted else []
-            fetched = await fetch_jobs(ref, to_read, cap) if to_read else []
+            # Only a job the event put in the delayed set has a due time to read.
+            delayed = {job_id for job_id in to_read if jobs[job_id][0] == "delayed"}
+            fetched = await fetch_jobs(ref, to_read, cap, due_of=delayed) if to_read else []
             rows = {row["id"]: row for row in fetched}
             out: list[RowChange] = []
             removed: list[Removal] = []

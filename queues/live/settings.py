@@ -13,9 +13,22 @@ class LiveSettings:
     # estimate cannot follow within counts_interval, and any change within resync_interval.
     counts_interval: float = 0.25
     resync_interval: float = 5.0
+    # Least time between the starts of two housekeeping passes: a pass begins as soon as the
+    # reader hands it events, unless the last began less than this long ago.
     batch_window: float = 0.02
-    # Pause after a read that returned events, so that a busy stream is read in batches.
-    read_pause: float = 0.1
+    # Least time between the starts of two reads of the event streams when the first returned
+    # events: a busy stream is read in batches, an event after a quiet spell is read at once.
+    # It is most of an update's wait under load; reads cost Redis at most 60 / read_pause
+    # commands a minute.
+    read_pause: float = 0.03
+    # The reader's batch is at least this per watch the leading process's pages hold (about
+    # what one websocket send costs here): with many pages, a page gets fewer, larger updates
+    # a second and the fan-out stays within the server's CPU.
+    read_pause_per_watcher: float = 0.0002
+    # ... up to this: longer batches were slower to reach 1,000 pages, not faster.
+    read_pause_max: float = 0.1
+    # With no page open (the reader reads for history only), reads are this far apart.
+    unwatched_read_pause: float = 0.1
     # Job hashes read for watched queue pages, per second (the newest changes first); other
     # state changes go out without their hash (the page moves or drops those rows).
     row_reads_per_second: float = 6.0

@@ -39,8 +39,10 @@ class StreamReader:
     def __init__(self, block_ms: int, read_pause: float, connection: str | None = None) -> None:
         self.connection = connection  # the Redis read (None: the default one)
         self.block_ms = block_ms
-        # Pause after a read that returned events, so that a busy stream is read in batches.
+        # Least time from one read's start to the next's after it returned events: a busy
+        # stream is read in batches, while an event after a quiet spell goes out at once.
         self.read_pause = read_pause
+        self._quiet = True  # the last read returned nothing (or none was made yet)
         self.refs: dict[str, QueueRef] = {}  # events stream key → queue
         self.last_ids: dict[str, str] = {}
         # When a read last returned everything the streams held (monotonic): the counts were
@@ -77,6 +79,7 @@ class StreamReader:
 
     def forget_all(self) -> None:
         """Follow nothing until told again (the streams are then read from their ends)."""
+        self._quiet = True
         self.refs.clear()
         self.last_ids.clear()
         self.caught_up_at = -math.inf
@@ -115,9 +118,24 @@ class StreamReader:
                     take(ref, parse_entry(stream_id, fields))
             if whole:
                 self.caught_up_at = asked_at
-            if reply:
-                wake.set()
-                await asyncio.sleep(self.read_pause)
+            if not reply:
+                self._quiet = True
+                continue
+            wake.set()
+            pause = self.pause_after(asked_at, time.monotonic()) if whole else 0.0
+            self._quiet = False
+            await asyncio.sleep(pause)  # none when more are waiting: read on at once
+
+    def pause_after(self, asked_at: float, now: float) -> float:
+        """Seconds to wait before the next read after one, begun at ``asked_at``, that returned
+        events: none after a quiet spell (the read before returned nothing, or this one waited
+        ``read_pause`` or longer), so that the next event is read at once too; else the rest of
+        ``read_pause`` (the streams are busy: what comes meanwhile is one batch). Reads that
+        return events stay at most one per ``read_pause`` (or per ``block_ms`` after a quiet
+        one), however busy the streams."""
+        if self._quiet:
+            return 0.0
+        return max(0.0, self.read_pause - (now - asked_at))
 
     async def _read(self, client: aioredis.Redis) -> list[Any]:
         by_slot = _by_slot(list(self.refs)) if is_cluster(client) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -113,13 +114,19 @@ ROW_FIELDS = (
 
 
 async def fetch_jobs(
-    ref: QueueRef, job_ids: list[str], cap: int, *, active: bool = False
+    ref: QueueRef,
+    job_ids: list[str],
+    cap: int,
+    *,
+    active: bool = False,
+    due_of: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows for ``job_ids`` (ROW_FIELDS, values over ``cap`` bytes cut, and ``dueAt``) in one
     round trip. Jobs removed since their id was read are left out. Rows of the dead-letter
     queue also carry ``originalState``, their original job's state now (one more round trip).
     ``active``: the jobs are active ones, and each row says whether it is ``stuck`` (its lock,
-    read in the same round trip, is gone)."""
+    read in the same round trip, is gone). ``due_of``: the only jobs that may be delayed (None:
+    any); the others' ``dueAt`` is None without a read."""
     if not job_ids:
         return []
     store = other_store(ref.connection)
@@ -128,10 +135,13 @@ async def fetch_jobs(
     redis = get_client(ref.connection)
     keys = [ref.job_key(job_id) for job_id in job_ids]
     delayed = ref.key("delayed")
-    scores = [("ZSCORE", delayed, job_id) for job_id in job_ids]
+    scored = [job_id for job_id in job_ids if due_of is None or job_id in due_of]
+    scores = [("ZSCORE", delayed, job_id) for job_id in scored]
     locks = [lock_exists(ref, job_id) for job_id in job_ids] if active else []
     replies, more = await read_capped_fields(redis, keys, cap, ROW_FIELDS, [*scores, *locks])
-    due_scores, lock_replies = more[: len(job_ids)], more[len(job_ids) :]
+    score_of = dict(zip(scored, more[: len(scored)], strict=True))
+    due_scores = [score_of.get(job_id) for job_id in job_ids]
+    lock_replies = more[len(scored) :]
     jobs: list[dict[str, Any]] = []
     for index, (job_id, (values, cut_flat), score) in enumerate(
         zip(job_ids, replies, due_scores, strict=False)

@@ -48,6 +48,16 @@ def test_row_reads_are_granted_within_the_rate_and_never_beyond_one_second() -> 
     assert budget.take(50) == 10  # one second's worth at most
 
 
+def test_a_bucket_is_ready_once_one_read_is_saved_up() -> None:
+    bucket = TokenBucket(5.0, 5)
+    bucket.tokens, bucket.filled_at = 0.0, time.monotonic()
+    assert not bucket.ready()
+    bucket.filled_at -= 0.25  # a quarter of a second at 5 a second: one read and a bit
+    assert bucket.ready()
+    assert bucket.take(1) == 1
+    assert not bucket.ready()
+
+
 def test_row_reads_wait_for_a_whole_batch_unless_fewer_are_wanted() -> None:
     budget = TokenBucket(per_second=1.0, batch=3)
     time.sleep(1.1)
