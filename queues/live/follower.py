@@ -183,23 +183,15 @@ class Follower:
     def known_summaries(
         self, refs: Iterable[QueueRef]
     ) -> tuple[dict[QueueRef, QueueSummary], str | None]:
-        """The summaries of ``refs`` this reader keeps true now (no Redis read), for a page
-        that then reads only the others; and the version of the counts sent so far, which the
-        page hands its socket so that it is sent only what changed after. Nothing unless the
-        reader is :attr:`current` and reads the streams; a queue whose stream it does not
-        follow, or whose counts it could not keep (see ``LiveCounts.page_summary``), is left
-        to the page."""
-        # A Redis Cluster master the streams cannot reach: the page reads every queue, and
-        # says which it could not read (queues/redis/reachability.py).
+        """The summaries of ``refs`` this reader keeps true (no Redis read), for a page that
+        reads only the others, and the version of the counts sent, which its socket resumes
+        from. None while not :attr:`current`, not reading, or a Cluster master's streams are
+        lost (the page then reads all and names what it could not read)."""
         if not (self.current and self._may_read()) or self.streams.lost:
             return {}, None
         slack = self.settings.counts_interval + READER_SLACK
-        known = {}
-        for ref in refs:
-            if self.streams.follows(ref):
-                found = self.counts.page_summary(ref, slack)
-                if found is not None:
-                    known[ref] = found
+        found = ((ref, self.counts.page_summary(ref, slack)) for ref in refs)
+        known = {ref: item for ref, item in found if item and self.streams.follows(ref)}
         return known, self.counts.version
 
     async def run(self) -> None:
@@ -355,10 +347,17 @@ class Follower:
         await self._samples_and_history(redis)
 
     async def _samples_and_history(self, redis: aioredis.Redis) -> None:
-        if self.chores.flush_samples.due():
-            await self._flush_samples(redis)
-        if self.history is not None and self.record_history.due():
-            await self._record_history(redis)
+        now_ms = int(time.time() * 1000)
+        for kind, due, write in (
+            ("samples", self.chores.flush_samples, lambda: self.sampler.flush(redis, now_ms)),
+            ("history", self.record_history, lambda: self._record_history(redis, now_ms)),
+        ):
+            if (kind == "samples" or self.history is not None) and due.due():
+                try:
+                    await write()
+                    self.status.accepted(kind)
+                except ResponseError as error:
+                    self.status.refused(kind, error)
 
     def _restart_streams(self) -> None:
         """After a time of not reading (idle, or another process held the lease): start again
@@ -382,20 +381,9 @@ class Follower:
         self.chores.full_refresh.hurry()
         self.chores.resend_counts.hurry()
 
-    async def _flush_samples(self, redis: aioredis.Redis) -> None:
-        try:
-            await self.sampler.flush(redis, int(time.time() * 1000))
-            self.status.accepted("samples")
-        except ResponseError as error:
-            self.status.refused("samples", error)
-
-    async def _record_history(self, redis: aioredis.Redis) -> None:
+    async def _record_history(self, redis: aioredis.Redis, now_ms: int) -> None:
         assert self.history is not None
-        try:
-            await self.history.flush(redis, self.streams.refs.values(), int(time.time() * 1000))
-            self.status.accepted("history")
-        except ResponseError as error:
-            self.status.refused("history", error)
+        await self.history.flush(redis, self.streams.refs.values(), now_ms)
 
     async def _set_redis_ok(self, ok: bool, detail: str = "") -> None:
         if not self.status.change(ok, detail):
