@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from dashboard.alerts.delivery import deliver
+from dashboard.live.reader_counts import ReaderCounts
 from dashboard.services import registry
 from dashboard.services.registry import Slot
 from queues.alerts.watch import AlertWatch, DeliverySettings
@@ -28,7 +29,8 @@ def ensure_running(holds_lease: Callable[[], bool]) -> AlertWatch | None:
         return found
 
     def make(ended: AlertWatch | None) -> tuple[AlertWatch, Coroutine[Any, Any, None]]:
-        watch = AlertWatch(deliver, holds_lease)
+        # A pass takes the counts the live reader keeps, as a page does (reader_counts.py).
+        watch = AlertWatch(deliver, holds_lease, known_counts=ReaderCounts)
         return watch, watch.run()
 
     return registry.ensure(ALERT_SENDER, make)

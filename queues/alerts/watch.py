@@ -34,7 +34,7 @@ from queues.alerts.undelivered import Kept, Undelivered
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.config.settings import get_config
 from queues.errors import BullpenError
-from queues.reads.counts import summaries
+from queues.reads.counts import Known, summaries
 from queues.redis.clients import get_client
 from queues.redis.connections import own_key_prefix
 
@@ -110,10 +110,18 @@ def undelivered_key() -> str:
 
 
 class AlertWatch:
-    def __init__(self, deliver: Deliver, holds_lease: Callable[[], bool]) -> None:
-        """``holds_lease``: whether this process holds the live follower's lease now."""
+    def __init__(
+        self,
+        deliver: Deliver,
+        holds_lease: Callable[[], bool],
+        known_counts: Callable[[], Known] | None = None,
+    ) -> None:
+        """``holds_lease``: whether this process holds the live follower's lease now;
+        ``known_counts``: for each pass, the counts the process's live reader keeps, read
+        from Redis only where it has none (the reader runs where the lease is)."""
         self.deliver = deliver
         self.holds_lease = holds_lease
+        self.known_counts = known_counts
         self.tracker = AlertTracker(DeliverySettings.cooldown_s)
         self._leading = False  # evaluating, with the state taken over from Redis
         self._saved: dict[str, Any] | None = None
@@ -169,7 +177,8 @@ class AlertWatch:
                 self._chain(kept.notice.key, partial(self._retry, kept))
         self.tracker.cooldown_s = settings.cooldown_s
         self.tracker.renotify_s = settings.renotify_s
-        found = await summaries(states=COUNTED)
+        known = self.known_counts() if self.known_counts is not None else None
+        found = await summaries(states=COUNTED, known=known)
         limits = {s.ref: thresholds(s.ref.slug) for s in found}
         firing = await read_alerts(found, limits)
         more = await read_rules(found, limits=limits)

@@ -18,6 +18,9 @@ from django.urls import reverse
 
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer
+from dashboard.live.reader_counts import ReaderCounts
+from queues.alerts.state import Notice
+from queues.alerts.watch import AlertWatch, DeliverySettings
 from queues.reads.discovery import discovered
 from tests.support.live_reads import _unread, counts_of, run_peer, wait_for
 from tests.support.peer import Peer
@@ -159,3 +162,30 @@ async def full_counts(sockets: list[WebsocketCommunicator]) -> dict[str, Any]:
     await socket.send_json_to({"watch": "overview"})
     found, _ = await wait_for(socket, lambda m: m["type"] == "counts")
     return found
+
+
+async def test_an_alert_pass_while_live_reads_no_counts(
+    many_queues: None,
+    sockets: list[WebsocketCommunicator],
+    redis_client: Any,
+) -> None:
+    """The alert sender runs where the live reader does (the lease): it takes its counts too."""
+    watcher = await connect(sockets)
+    await watcher.send_json_to({"watch": "overview"})
+    queues = await reader_knows_every_queue()
+    watch = AlertWatch(nowhere, lambda: True, known_counts=ReaderCounts)
+    delivery = DeliverySettings(webhooks=("http://127.0.0.1:9/nowhere",))
+    await watch.evaluate(delivery)  # the first pass reads what later ones keep
+    before = calls(redis_client)
+    await watch.evaluate(delivery)
+    cost = grown(before, calls(redis_client))
+    assert "zcard" not in cost and "llen" not in cost, cost
+    # Without the reader's counts the same pass reads seven commands a queue at least.
+    cold = AlertWatch(nowhere, lambda: True)
+    before = calls(redis_client)
+    await cold.evaluate(delivery)
+    assert grown(before, calls(redis_client)).get("zcard", 0) >= 2 * queues
+
+
+async def nowhere(notice: Notice, targets: frozenset[str], later: bool) -> frozenset[str]:
+    return frozenset()
