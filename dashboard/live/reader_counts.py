@@ -42,6 +42,16 @@ class ReaderCounts:
             known.update(have)
         return known
 
+    def still(self, ref: QueueRef) -> tuple[str, int] | None:
+        """A token equal between two calls while no event of ``ref`` came (the reader's era
+        and its count of the queue's events), or None when the reader cannot say."""
+        follower = self.followers.get(ref.connection)
+        if follower is None or not follower.current or follower.streams.lost:
+            return None
+        if not follower.streams.follows(ref):
+            return None
+        return follower.counts.era, follower.counts.events_taken.get(ref, 0)
+
     @property
     def version(self) -> str:
         """What the page's socket hands back (``era:sequence`` per reader), or "" when some

@@ -18,7 +18,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from queues.alerts import minutes
+from queues.alerts import minutes, oldest_kept
 from queues.alerts.decided import Mark, recall, remember
 from queues.alerts.names import (
     RATE_MIN_JOBS,
@@ -26,6 +26,7 @@ from queues.alerts.names import (
     RATE_WINDOW_S,
     WINDOW_RULES,
 )
+from queues.alerts.oldest_kept import Still
 from queues.alerts.schedulers import overdue, read_schedulers
 from queues.alerts.thresholds import LAST_HOUR_S, Alert, Limits, thresholds
 from queues.config.problem import is_number
@@ -297,7 +298,9 @@ async def _oldest(
     limits: Mapping[QueueRef, Mapping[str, float | None]],
     now_ms: int,
     reading: RuleReading,
+    still: Still | None = None,
 ) -> None:
+    """``still``: the reader's token of a queue, which keeps its oldest job (oldest_kept.py)."""
     # A queue whose wait list was empty when this pass counted it has no oldest job to read.
     refs = [
         s.ref
@@ -306,13 +309,20 @@ async def _oldest(
     ]
     if not refs:
         return
+    tokens = {ref: still(ref) for ref in refs} if still is not None else {}
+    known = {ref: oldest_kept.known_age(ref, tokens.get(ref), now_ms) for ref in refs}
+    ages: dict[QueueRef, int | None] = {ref: age for ref, age in known.items() if age is not None}
+    unread = [ref for ref in refs if ref not in ages]
     try:
-        ages = await oldest_waiting_ms(refs, now_ms)
+        read = await oldest_waiting_ms(unread, now_ms)
     except _TROUBLE:
-        for ref in refs:
+        for ref in unread:
             reading.cannot(ref, "oldest_waiting_seconds")
-        return
-    for ref in refs:
+        unread, read = [], {}
+    for ref in unread:
+        ages[ref] = read.get(ref)
+        oldest_kept.keep(ref, tokens.get(ref), ages[ref], now_ms)
+    for ref in ages:
         age, limit = ages.get(ref), limits[ref]["oldest_waiting_seconds"]
         if age is not None and limit is not None and age / 1000 > limit:
             reading.fire(ref, Alert("oldest_waiting_seconds", age // 1000, limit))
@@ -366,17 +376,19 @@ async def read_rules(
     *,
     workers: bool = True,
     limits: Limits | None = None,
+    still: Still | None = None,
 ) -> RuleReading:
     """The new rules on every queue in ``found`` (its summaries of this pass). ``workers``
     False leaves no_workers_seconds out (a page asks: when jobs started waiting for nobody is
-    counted by the sender's passes alone, and a page must not restart that count)."""
+    counted by the sender's passes alone, and a page must not restart that count). ``still``:
+    the live reader's token of each queue (the sender's passes), see ``_oldest``."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     measure = Measure.from_config()
     if limits is None:
         limits = {s.ref: thresholds(s.ref.slug) for s in found}
     reading = RuleReading()
     work: list[Any] = [
-        _oldest(found, limits, now, reading),
+        _oldest(found, limits, now, reading, still),
         _histories(found, limits, measure, now, reading),
         _schedulers(found, limits, now, reading),
     ]

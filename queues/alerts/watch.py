@@ -25,7 +25,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from queues.alerts import decided, minutes
+from queues.alerts import decided, minutes, oldest_kept
 from queues.alerts.rules import read_rules
 from queues.alerts.silences import end_acknowledgements, read_holds
 from queues.alerts.state import RESOLVED, AlertTracker, Key, Notice
@@ -165,6 +165,7 @@ class AlertWatch:
             # Taken over: nothing kept from before (another process evaluated meanwhile).
             decided.forget()
             minutes.forget()
+            oldest_kept.forget()
             stored = await redis.get(state_key())
             undelivered = await redis.get(undelivered_key())  # another slot in a cluster
             self.tracker.load(_parsed(stored))
@@ -181,7 +182,7 @@ class AlertWatch:
         found = await summaries(states=COUNTED, known=known)
         limits = {s.ref: thresholds(s.ref.slug) for s in found}
         firing = await read_alerts(found, limits)
-        more = await read_rules(found, limits=limits)
+        more = await read_rules(found, limits=limits, still=getattr(known, "still", None))
         for ref, alerts in more.alerts.items():
             firing.setdefault(ref, []).extend(alerts)
         slugs = {s.ref: s.ref.slug for s in found}

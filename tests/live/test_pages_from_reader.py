@@ -19,8 +19,11 @@ from django.urls import reverse
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer
 from dashboard.live.reader_counts import ReaderCounts
+from queues.alerts.rules import read_rules
 from queues.alerts.state import Notice
+from queues.alerts.thresholds import COUNTED
 from queues.alerts.watch import AlertWatch, DeliverySettings
+from queues.reads.counts import summaries
 from queues.reads.discovery import discovered
 from tests.support.live_reads import _unread, counts_of, run_peer, wait_for
 from tests.support.peer import Peer
@@ -180,6 +183,7 @@ async def test_an_alert_pass_while_live_reads_no_counts(
     client: AsyncClient,
     redis_client: Any,
     bullpen_settings: dict[str, Any],
+    peer: Peer,
 ) -> None:
     """The alert sender runs where the live reader does (the lease): it takes its counts too.
     With every rule on, a pass over these 200 queues costs Redis no more than a view of the
@@ -189,22 +193,57 @@ async def test_an_alert_pass_while_live_reads_no_counts(
     queues = await reader_knows_every_queue()
     watch = AlertWatch(nowhere, lambda: True, known_counts=ReaderCounts)
     delivery = DeliverySettings(webhooks=("http://127.0.0.1:9/nowhere",))
-    with override_settings(BULLPEN={**bullpen_settings, "ALERTS": EVERY_RULE}):
-        await watch.evaluate(delivery)  # the first pass reads what later ones keep
-        before = calls(redis_client)
-        await watch.evaluate(delivery)
-        cost = grown(before, calls(redis_client))
-        before = calls(redis_client)
-        await client.get(reverse("bullpen:overview"))
-        view = grown(before, calls(redis_client))
-        # Without the reader's counts the same pass reads seven commands a queue at least.
-        before = calls(redis_client)
-        await AlertWatch(nowhere, lambda: True).evaluate(delivery)
-        cold = grown(before, calls(redis_client))
+    every_rule = override_settings(BULLPEN={**bullpen_settings, "ALERTS": EVERY_RULE})
+    every_rule.enable()  # for the whole test: a change of settings starts a new reader
+    try:
+        await check_alert_passes(watch, delivery, client, redis_client, peer, queues)
+    finally:
+        every_rule.disable()
+
+
+async def check_alert_passes(
+    watch: AlertWatch,
+    delivery: DeliverySettings,
+    client: AsyncClient,
+    redis_client: Any,
+    peer: Peer,
+    queues: int,
+) -> None:
+    await watch.evaluate(delivery)  # the first pass reads what later ones keep
+    before = calls(redis_client)
+    await watch.evaluate(delivery)
+    cost = grown(before, calls(redis_client))
+    before = calls(redis_client)
+    await client.get(reverse("bullpen:overview"))
+    view = grown(before, calls(redis_client))
+    # Without the reader (the rules over counts read from Redis): seven commands a queue.
+    before = calls(redis_client)
+    await read_rules(await summaries(states=COUNTED))
+    cold = grown(before, calls(redis_client))
     print(f"{queues} queues while live: a pass {sum(cost.values())}, a view {sum(view.values())}")
     assert "zcard" not in cost and "llen" not in cost, cost
+    # Nothing happened to any queue since the pass before: no oldest waiting job is read.
+    assert "lindex" not in cost, cost
     assert sum(cost.values()) <= sum(view.values()), (cost, view)
-    assert cold.get("zcard", 0) >= 2 * queues
+    assert cold.get("zcard", 0) >= 2 * queues and cold.get("lindex", 0) >= TENANTS
+
+    # A job added to one queue: its oldest waiting job alone is read again, and the rules
+    # decide what a pass that reads every queue decides.
+    follower = channel_groups.ensure_started()
+    ref = next(ref for ref in follower.counts.summaries if ref.name == "t002-mail")
+    taken = follower.counts.events_taken.get(ref, 0)
+    await run_peer(peer, "add", "--queue", "t002-mail", "--name", "late", "--data", "{}")
+    for _ in range(100):
+        if follower.counts.events_taken.get(ref, 0) > taken:
+            break
+        await asyncio.sleep(0.1)
+    found = await summaries(states=COUNTED, known=ReaderCounts())
+    before = calls(redis_client)
+    kept = await read_rules(found, still=ReaderCounts().still)
+    again = grown(before, calls(redis_client))
+    every = await read_rules(found)
+    assert 1 <= again.get("lindex", 0) <= 2, again
+    assert kept.alerts == every.alerts and kept.alerts
 
 
 async def nowhere(notice: Notice, targets: frozenset[str], later: bool) -> frozenset[str]:

@@ -206,9 +206,10 @@ async def test_a_silent_server_times_commands_out(redis_client: Any) -> None:
         with pytest.raises(redis.TimeoutError):
             await client.get("anything")
         assert 0.25 < time.monotonic() - started < 0.9
-        # A slow reply within the timeout is fine, and the client reconnects after a timeout.
+        # A slow reply within the timeout is fine, and the client reconnects after a timeout
+        # (a short pause: the reconnection's own round trips share the 0.3 s on a loaded machine).
         await asyncio.sleep(1.0)
-        redis_client.execute_command("CLIENT", "PAUSE", 200, "ALL")
+        redis_client.execute_command("CLIENT", "PAUSE", 50, "ALL")
         assert await client.set("k", "v") is True
         assert await client.get("k") == "v"
     finally:
