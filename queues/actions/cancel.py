@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from bullmq import Job, Queue
 
@@ -24,6 +25,8 @@ from queues.reads.keys import QueueRef
 
 # How often the job's state is read while its worker is asked to cancel it.
 POLL_S = 0.05
+# How often the request is sent again while the job stays active.
+ASK_AGAIN_S = 0.5
 
 
 def cancel_wait_s() -> float:
@@ -48,8 +51,16 @@ async def cancel_job(
         reason = reason_for(by, note)
         until_ms = int(time.time() * 1000 + wait_s * 1000)
         request = CancelRequest(job_id, by, reason, retry, until_ms)
+        attempt = await queue.client.hget(ref.job_key(job_id), "atm")
         listeners = int(await queue.client.publish(channel(ref), request.encode()))
-        state = await _left_active(queue, job_id, wait_s)
+
+        async def ask_again() -> None:
+            # A worker that had taken the job but not yet started its handler did not know
+            # it: asked again while this attempt of the job is still active (not a retry's).
+            if await queue.client.hget(ref.job_key(job_id), "atm") == attempt:
+                await queue.client.publish(channel(ref), request.encode())
+
+        state = await _left_active(queue, job_id, wait_s, ask_again)
         # The job may have ended by itself meanwhile; a cancelled one carries the reason
         # (kept by BullMQ even once a retry completed it).
         ended = await Job.fromId(queue, job_id) if state != "active" else None
@@ -65,11 +76,18 @@ async def cancel_job(
     return ActionResult("cancel", ref.slug, [job_id], 1, detail)
 
 
-async def _left_active(queue: Queue, job_id: str, wait_s: float) -> str:
-    """The job's state once it is no longer active, or ``"active"`` after ``wait_s``."""
+async def _left_active(
+    queue: Queue, job_id: str, wait_s: float, ask_again: Callable[[], Awaitable[None]]
+) -> str:
+    """The job's state once it is no longer active, or ``"active"`` after ``wait_s``; the
+    request is sent again every ``ASK_AGAIN_S`` meanwhile."""
     deadline = time.monotonic() + wait_s
+    asked = time.monotonic()
     while True:
         state = str(await queue.getJobState(job_id))
         if state != "active" or time.monotonic() >= deadline:
             return state
+        if time.monotonic() - asked >= ASK_AGAIN_S:
+            await ask_again()
+            asked = time.monotonic()
         await asyncio.sleep(POLL_S)
