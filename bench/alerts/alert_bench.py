@@ -32,6 +32,11 @@ through ``ALERT_THRESHOLDS``, history recording off so that no reader runs besid
 * the same pass cold, as in a process that just took the alert lease over: the decisions and
   the minutes kept forgotten (decoded texts still kept, as in a process that served pages).
 
+``--live`` runs the live reader in this process with an overview watched, as while a page is
+open, and waits until it keeps every queue's counts: the views then take its counts, and the
+passes too (as the alert sender does where it runs, beside the reader holding the lease), and
+keep each queue's oldest waiting job while the reader saw no event of it.
+
 ``--decisions PATH`` writes every alert and undecided rule of the queues (the count rules and
 the new ones, workers left out: that rule counts seconds of this process) at the moment 90 s
 after the recorded queues' newest minute, read cold, warm and after a new minute (they must
@@ -195,6 +200,26 @@ async def write_decisions(
     print(f"decisions at {at}: {len(cold)} entries, the same cold, warm and after a new minute")
 
 
+async def start_live_reader() -> Callable[[], Any]:
+    """Run the live reader in this process with an overview watched, as while a page is open,
+    until it keeps every queue's counts; the known-counts factory the alert sender then gets
+    (the overview's views take the reader's counts by themselves)."""
+    from dashboard.live import channel_groups
+    from dashboard.live.reader_counts import ReaderCounts
+    from queues.reads.discovery import discovered
+
+    channel_groups.interest().watch_overview()
+    follower = channel_groups.ensure_started()
+    refs = list((await discovered()).queues)
+    for _ in range(1200):
+        known, version = follower.known_summaries(refs)
+        if version is not None and len(known) == len(refs):
+            print(f"the live reader keeps {len(known)} queues' counts", flush=True)
+            return ReaderCounts
+        await asyncio.sleep(0.1)
+    raise SystemExit("the live reader did not come to know every queue within 120 s")
+
+
 async def main(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="alert-bench-"))
     proc = None
@@ -240,7 +265,10 @@ async def main(args: argparse.Namespace) -> None:
         async def nowhere(notice: Any, targets: frozenset[str], later: bool) -> frozenset[str]:
             return frozenset()
 
-        watch = AlertWatch(nowhere, lambda: True)
+        known_counts = None
+        if args.live:
+            known_counts = await start_live_reader()
+        watch = AlertWatch(nowhere, lambda: True, known_counts=known_counts)
         delivery = DeliverySettings(webhooks=("http://127.0.0.1:9/bench",))
         notices: list[int] = []
 
@@ -271,8 +299,9 @@ async def main(args: argparse.Namespace) -> None:
 
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         load = os.getloadavg()[0]
+        live = ", the live reader running and an overview watched" if args.live else ""
         print(
-            f"# Alert rules at {len(names)} queues, history on {len(recorded)}"
+            f"# Alert rules at {len(names)} queues, history on {len(recorded)}{live}"
             f" ({when}, load average {load:.1f}, median of {args.repeats})\n"
         )
         print("| work | first run's CPU ms | CPU ms | wall ms | Redis commands |")
@@ -295,6 +324,10 @@ async def main(args: argparse.Namespace) -> None:
             await write_decisions(url, recorded, args.decisions, new_minute)
         print(f"\nnotices started per pass: {notices}")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
+        if args.live:
+            from dashboard.live import channel_groups
+
+            await channel_groups.stop()
         from queues.redis.clients import close_current
 
         await close_current()
@@ -313,4 +346,9 @@ if __name__ == "__main__":
     parser.add_argument("--redis", help="a Redis already seeded (bull prefix): no seeding")
     parser.add_argument("--keep-history", action="store_true", help="the minutes already there")
     parser.add_argument("--decisions", help="write every alert and undecided rule here (JSON)")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="the live reader running with an overview watched: views and passes take its counts",
+    )
     asyncio.run(main(parser.parse_args()))
