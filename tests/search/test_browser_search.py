@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import socket_messages
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -147,7 +148,11 @@ async def test_retry_a_selected_search_result(
         )
         page = await context.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        listed = socket_messages(page, "list")
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next={FAILED_TAB}")
+        # The list the socket sends when it subscribes may replace the rows: the box is
+        # checked once it came, not under it.
+        await asyncio.wait_for(listed.wait(), 20)
         # A list row checked before the search must not ride along with the search's selection.
         await page.locator(f'[data-testid="jobs"] tr[data-job-id="{mail["other"]}"] input').check()
         await search(page, "timeout after 30000")
