@@ -24,8 +24,8 @@ from bullmq import Job, Queue, Worker
 from bullmq.backends.postgres_backend import PostgresBackend
 from bullmq.custom_errors import DelayedError, UnrecoverableError, WaitingChildrenError
 
-from queues.cancelling import cancel_and_wait
 from queues.runner.dispatch import Dispatcher
+from queues.runner.job_loop.drain import abandon_at
 from queues.runner.json_logs import log_event
 from queues.runner.postgres.connection import WorkerConnection
 from queues.runner.postgres.dead_letter import dead_letter_id, fail_finally
@@ -223,32 +223,10 @@ class PostgresRunnerWorker(Worker):  # type: ignore[misc]
     async def drain(self, deadline: float, force: asyncio.Event | None = None) -> list[str]:
         """Stop taking jobs; wait for in-flight ones until ``deadline`` (loop time) or
         ``force``. Returns the ids of the jobs abandoned then (they stay active)."""
-        loop = asyncio.get_running_loop()
         self.draining = True
         self._stopping.set()
         await self.pause(True)  # the run loop takes no more jobs; the LISTEN wait ends
-        forced = asyncio.ensure_future(force.wait()) if force is not None else None
-        busy = self._busy()
-        try:
-            while busy and not (force is not None and force.is_set()):
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                waits = {*busy, forced} if forced is not None else busy
-                await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-                busy = self._busy()
-        finally:
-            if forced is not None:
-                forced.cancel()
-        abandoned: list[str] = []
-        if busy:
-            abandoned = [str(job.id) for job, _token in list(self.jobs)]
-            self._abandoning = True
-            self.forceClosing = True
-            await cancel_and_wait(*busy)
-        for job_id in abandoned:
-            log_event("abandoned", queue=self.name, job_id=job_id, why="running at the deadline")
-        return abandoned
+        return await abandon_at(self, deadline, force)
 
     # ------------------------------------------------------------------ events
 
