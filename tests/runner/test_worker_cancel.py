@@ -74,6 +74,36 @@ async def test_an_async_handler_is_cancelled_and_its_job_fails_for_good(
     assert [line["job_id"] for line in json_logs.events("cancelling")] == [job_id]
 
 
+async def test_a_cancel_lost_on_the_way_is_asked_again_until_the_handler_stops(
+    runners: Runners, redis_client: Any, json_logs: JsonLines
+) -> None:
+    # Python 3.11's asyncio.wait_for (redis-py sends every command through it) drops a cancel
+    # that lands as what it waits for finishes; this handler drops the first one the same way.
+    registry = Registry()
+    dropped: list[int] = []
+
+    @registry.handler("deaf-once", THREE_ATTEMPTS)
+    async def deaf_once(payload: Any, ctx: JobContext) -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            dropped.append(1)
+        await asyncio.sleep(60)
+
+    async with Producer(registry) as producer:
+        job_id = await producer.add("deaf-once", "deaf", {})
+    await runners.start(registry)
+    await wait_for("the job to run", lambda: active(redis_client, "deaf-once", job_id))
+
+    result = await cancel_job(QueueRef("bull", "deaf-once"), job_id, by="dave")
+
+    assert result.detail["state"] == "failed" and dropped == [1]
+    assert job_hash(redis_client, "deaf-once", job_id)["failedReason"] == (
+        "Cancelled by dave from Bullpen"
+    )
+    assert [line["job_id"] for line in json_logs.events("cancelling")] == [job_id]
+
+
 async def redis_client_state(client: Any, queue: str, job_id: str) -> str:
     # Read again a moment later would show a retry moving it; BullMQ records a final failure
     # in the failed set at once, so the set is the state.

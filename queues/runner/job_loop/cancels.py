@@ -6,6 +6,11 @@ its thread, sees ``ctx.cancelled`` turn true (to poll), and its attempt ends at 
 same (it runs on, holding a thread, until it returns; what it returns is dropped). The job then
 fails through BullMQ's scripts with the reason given: for good (``JobCancelled``, an
 ``UnrecoverableError``), or with ``retry`` as an ordinary failed attempt.
+
+A cancel can be lost on the way: Python 3.11's ``asyncio.wait_for`` returns its result and
+drops the cancel when what it waits for finishes at that moment, and redis-py sends every
+command through it. The dashboard asks again while the job stays active, and each request
+cancels the handler again, so a handler's cleanup on cancel should be short.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ class Cancels(Drain):
         self._cancels[str(job_id)] = (reason or "Cancelled", retry)
         if first:
             log_event("cancelling", queue=self.name, job_id=str(job_id), retry=retry)
-            task.cancel()
+        task.cancel()
         return True
 
     def cancelAllJobs(self, reason: str | None = None) -> None:
@@ -70,18 +75,24 @@ class Cancels(Drain):
         except asyncio.CancelledError:
             if job_id not in self._cancels or self._abandoning:
                 raise  # a stop, not a cancel
-            task.uncancel()
+            _uncancel(task)
             raise self._cancelled(job_id) from None
         finally:
             self._handlers.pop(job_id, None)
         if job_id in self._cancels:
             # The cancel came as the handler returned (or a library swallowed it on the way):
             # what was asked for still happens.
-            if task.cancelling():
-                task.uncancel()
+            _uncancel(task)
             raise self._cancelled(job_id)
         return result
 
     def _cancelled(self, job_id: str) -> Exception:
         reason, retry = self._cancels[job_id]
         return JobCancelledForRetry(reason) if retry else JobCancelled(reason)
+
+
+def _uncancel(task: asyncio.Task[Any]) -> None:
+    # Every request cancelled the task (or a lost cancel left its count up): the job's end
+    # is recorded in this task next, which must not count as being cancelled any more.
+    while task.cancelling():
+        task.uncancel()
