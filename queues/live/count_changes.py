@@ -324,11 +324,14 @@ class LiveCounts:
             paused = self.estimates.paused(ref)
             entry = counts_entry(ref, self.estimates.counts(ref), paused, self.reasons.get(ref))
             before = self.last_sent.get(ref)
-            if everything or before != entry:
-                changed.append(entry)
+            if before != entry:
+                # Only a real change counts for a page resuming from an earlier version: a
+                # resend of everything is for sockets that may have missed a message.
                 self.changed_at[ref] = sequence
                 self._count_in(before, -1)
                 self._count_in(entry, 1)
+            if everything or before != entry:
+                changed.append(entry)
             self.last_sent[ref] = entry
         if not changed:
             return
