@@ -17,11 +17,12 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 from tests.support.redis_server import free_port
+from tests.support.server_forks import ForkedProcess, fork_daphne
 
 
 class LiveServer:
     def __init__(
-        self, url: str, process: subprocess.Popen[bytes], log: Path, port: int | None = None
+        self, url: str, process: ForkedProcess, log: Path, port: int | None = None
     ) -> None:
         """``port``: still to be waited for, as the URL is first asked for (None: listening)."""
         self._url = url
@@ -86,23 +87,9 @@ def start_bullpen(
     database = Path(env[database_variable(env)])
     if not database.exists():
         shutil.copyfile(migrated_database(env), database)
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(port),
-                "bullpen_site.asgi:application",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    log.write_bytes(b"")
+    argv = ["-b", "127.0.0.1", "-p", str(port), "bullpen_site.asgi:application"]
+    process = fork_daphne(argv, env, ROOT, log)
     if not wait:
         return LiveServer(f"http://127.0.0.1:{port}", process, log, port)
     server = LiveServer(f"http://127.0.0.1:{port}", process, log)
@@ -133,7 +120,7 @@ def stop_bullpen(server: LiveServer) -> None:
 STARTUP_LIMIT_S = 120
 
 
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_for_port(port: int, process: ForkedProcess, log: Path) -> None:
     import socket
 
     # A poll, so a generous bound costs nothing when daphne is quick; on a machine loaded by
