@@ -1,10 +1,11 @@
-"""Daphne servers forked from a process that has already imported what every one of them imports.
+"""Servers and workers forked from a process that has already imported what all of them import.
 
-A browser test's server started as ``python -m daphne`` spent about 1.5 s of CPU importing
-Django, Twisted, Channels, redis-py and BullMQ before it listened; the suite starts about a
-hundred. Here each test process keeps one fork server (multiprocessing's ``forkserver``) that
-imported those libraries once, and every server is a fork of it that then runs daphne's own
-command line, as ``python -m daphne`` does, with the test's environment. Nothing of Bullpen or
+A browser test's server started as ``python -m daphne`` spent about 1.2 s of CPU importing
+Django, Twisted, Channels, redis-py and BullMQ before it listened (0.5 s forked), and the suite
+starts about a hundred, and some twenty ``manage.py runqueueworker``. Here each test process
+keeps one fork server (multiprocessing's ``forkserver``) that imported those libraries once,
+and every server or worker is a fork of it that then runs daphne's own command line or
+``manage.py``, as the real commands do, with the test's environment. Nothing of Bullpen or
 of the settings is imported before the fork: each server sets itself up from its environment.
 Daphne itself is not preloaded either: importing it installs Twisted's reactor on an event loop
 that every fork would share.
@@ -57,8 +58,8 @@ def _fork_server() -> ForkServerContext:
     return _context
 
 
-def _serve(argv: list[str], env: dict[str, str], cwd: str, log: str) -> None:
-    """In the fork: become ``python -m daphne <argv>`` run in ``cwd`` with ``env``."""
+def _become(env: dict[str, str], cwd: str, log: str) -> None:
+    """In the fork: the environment, folder and output of the command it replaces."""
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
@@ -70,18 +71,38 @@ def _serve(argv: list[str], env: dict[str, str], cwd: str, log: str) -> None:
     os.dup2(out, 2)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
-    # The fork server ignores SIGINT and SIGCHLD for itself; a server stops as daphne does.
+    # The fork server ignores SIGINT for itself; the command stops on it as it would.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+
+def _finish() -> None:
+    # A forked child skips the interpreter's exit: run what the command registered for it.
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def _serve(argv: list[str], env: dict[str, str], cwd: str, log: str) -> None:
+    """``python -m daphne <argv>``."""
+    _become(env, cwd, log)
     from daphne.cli import CommandLineInterface
 
     try:
         CommandLineInterface().run(argv)
     finally:
-        # A forked child skips the interpreter's exit: run what the server registered for it.
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _finish()
+
+
+def _manage(argv: list[str], env: dict[str, str], cwd: str, log: str) -> None:
+    """``python manage.py <argv>`` (its exit code through ``SystemExit``, as there)."""
+    _become(env, cwd, log)
+    from django.core.management import execute_from_command_line
+
+    try:
+        execute_from_command_line(["manage.py", *argv])
+    finally:
+        _finish()
 
 
 class ForkedProcess:
@@ -105,7 +126,7 @@ class ForkedProcess:
     def wait(self, timeout: float | None = None) -> int:
         self._process.join(timeout)
         if self._process.exitcode is None:
-            raise subprocess.TimeoutExpired("daphne", timeout or 0)
+            raise subprocess.TimeoutExpired("forked process", timeout or 0)
         return int(self._process.exitcode)
 
     def send_signal(self, sig: int) -> None:
@@ -119,13 +140,22 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
-def fork_daphne(argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess:
-    """Start ``python -m daphne <argv>`` as a fork of the test process's fork server."""
+def _fork(target: Any, argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess:
     process = _fork_server().Process(
-        # Daemonic: a server a failed test left running ends with its test process.
-        target=_serve,
+        # Daemonic: a process a failed test left running ends with its test process.
+        target=target,
         args=(argv, env, str(cwd), str(log)),
         daemon=True,
     )
     process.start()
     return ForkedProcess(process)
+
+
+def fork_daphne(argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess:
+    """Start ``python -m daphne <argv>`` as a fork of the test process's fork server."""
+    return _fork(_serve, argv, env, cwd, log)
+
+
+def fork_manage(argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess:
+    """Start ``python manage.py <argv>`` as a fork of the test process's fork server."""
+    return _fork(_manage, argv, env, cwd, log)

@@ -12,8 +12,6 @@ import io
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -29,6 +27,7 @@ from queues.runner.json_logs import configure_json_logs, reset_json_logs
 from queues.runner.memory import rss_mb
 from queues.runner.supervisor import WorkerRunner
 from tests.support.redis_server import RedisServer
+from tests.support.server_forks import fork_manage
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_KEY = "bullpen-test:runs"  # hash: job id -> times a handler started it
@@ -228,14 +227,8 @@ class WorkerProcess:
             **(env or {}),
         }
         self.log = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "manage.py", "runqueueworker", "--module", __name__, *args],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        log.write_bytes(b"")
+        self.process = fork_manage(["runqueueworker", "--module", __name__, *args], env, ROOT, log)
 
     def events(self, event: str | None = None) -> list[dict[str, Any]]:
         found = []
