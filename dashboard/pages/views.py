@@ -40,6 +40,7 @@ from dashboard.pages.overview_page import read_listing
 from dashboard.pages.state_labels import state_label
 from queues.config.settings import default_prefix, get_config
 from queues.errors import JobGone
+from queues.postgres.store_actions import supported
 from queues.reads.counts import summary
 from queues.reads.detail import job_detail
 from queues.reads.keys import STATES, QueueRef
@@ -143,6 +144,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "page_sizes": PAGE_SIZES,
             "viewer": kind,
             "can_act": can_act,
+            "supports": supported(ref),
             "selectable": can_act,
             "live_spec": json.dumps(
                 {
