@@ -23,11 +23,14 @@ from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import DEFAULTS, read_alerts
 from queues.postgres.store_actions import supported
 from queues.reads.counts import summary
+from queues.redis import connections
 
 
 @page_view
 async def alerts_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
+    if not connections.state_on_redis():
+        return render(request, "bullpen/_needs_redis.html", {"feature": "alerts"})
     found = await summary(ref)
     firing = (await read_alerts([found])).get(ref, [])
     # The history, oldest-waiting and scheduler rules too, when the queue turns them on (one

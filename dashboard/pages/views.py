@@ -81,6 +81,8 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "several_connections": connections.several(),
         # A store that cannot be read is named for what it is.
         "postgres_stores": connections.postgres_names(),
+        # PostgreSQL stores alone: the page says which features are off.
+        "without_redis": not connections.state_on_redis(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
         # Grouping by connection is offered when there is more than one.
         "groupings": [
