@@ -43,11 +43,7 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
     from queues.redis.connections import NAME_PATTERN, url_of_entry
 
     if not named and is_postgres_url(redis_url):
-        message = (
-            "BULLPEN['REDIS_URL'] names a PostgreSQL store and there is no other connection: "
-            f"without a Redis connection these are off: {OFF_WITHOUT_REDIS}."
-        )
-        return [Problem("W022", message, _STATE_HINT)]
+        return [_without_redis("BULLPEN['REDIS_URL'] names a PostgreSQL store and no other")]
     if not isinstance(named, Mapping):
         message = f"BULLPEN['CONNECTIONS'] must be a dict of named connections; it is {named!r}."
         return [Problem("E021", message, _CONNECTIONS_HINT)]
@@ -77,11 +73,7 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
         urls.append(url)
         found += redis_url_problems(url, f"BULLPEN['CONNECTIONS'][{name!r}]['URL']")
     if urls and all(is_postgres_url(url) for url in urls):
-        message = (
-            "BULLPEN['CONNECTIONS'] names only PostgreSQL stores: without a Redis connection "
-            f"these are off: {OFF_WITHOUT_REDIS}."
-        )
-        found.append(Problem("W022", message, _STATE_HINT))
+        found.append(_without_redis("BULLPEN['CONNECTIONS'] names only PostgreSQL stores"))
     if named and redis_url is not None and redis_url not in urls:
         message = (
             f"BULLPEN has both REDIS_URL ({_shown(redis_url)}) and CONNECTIONS, whose "
@@ -90,6 +82,12 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
         hint = "Keep one: REDIS_URL for one Redis, CONNECTIONS for several."
         found.append(Problem("E021", message, hint))
     return found
+
+
+def _without_redis(configured: str) -> Problem:
+    """Not an error: a deployment of stores alone works, with what needs Redis off."""
+    message = f"{configured}: without a Redis connection these are off: {OFF_WITHOUT_REDIS}."
+    return Problem("W022", message, _STATE_HINT)
 
 
 def _shown(url: Any) -> str:

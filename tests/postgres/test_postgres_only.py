@@ -54,6 +54,7 @@ async def test_overview_queue_and_job_pages(
     overview = await page(client, "")
     assert 'data-queue="shop"' in overview and "shop-paused" in overview
     assert 'data-testid="needs-redis"' in overview
+    assert 'data-testid="redis-fold"' not in overview  # no Redis servers to show
     failed = await page(client, "q/shop/?state=failed")
     assert "charge-9" in failed and "card declined: 0000" in failed
     job = await page(client, "q/shop/jobs/charge-9/")
