@@ -33,8 +33,10 @@ from queues.live.settings import LiveSettings
 from queues.postgres.live_rows import PostgresLiveRows
 from queues.postgres.queue_reads import ref_of, summaries
 from queues.postgres.urls import parse_postgres_url
+from queues.reads.counts import QueueSummary
 from queues.reads.discovery import discovered_on
 from queues.reads.keys import QueueRef
+from queues.reads.pause_reasons import pause_reasons
 from queues.redis import connections
 
 log = logging.getLogger("bullpen.live")
@@ -62,6 +64,7 @@ class PostgresLiveCounts:
         self.settle_s = settle_s
         self.outbox = Outbox(publish, layer_back=self._resend)
         self.last_sent: dict[QueueRef, CountsEntry] = {}
+        self.reasons: dict[QueueRef, str] = {}  # paused queues' reasons, read once a pause
         self.leader = False
         settings = LiveSettings.from_config()
         self.rows = PostgresLiveRows(self.outbox, connection, registry, settings, shared=shared)
@@ -70,6 +73,19 @@ class PostgresLiveCounts:
         # With no Redis follower beating for the pages, this reader does.
         self.heartbeat = None if shared else Periodic(settings.heartbeat_interval)
         self._quiet_since = 0.0
+
+    async def _read_reasons(self, found: list[QueueSummary]) -> None:
+        """Why each newly paused queue was paused (the pause action keeps it first): the open
+        pages show it beside *paused*. Read once a pause, not on every pass."""
+        newly = []
+        for summary in found:
+            if not summary.paused:
+                self.reasons.pop(summary.ref, None)
+            elif summary.ref not in self.reasons:
+                newly.append(summary.ref)
+        if newly:
+            kept = await pause_reasons(newly)
+            self.reasons.update({ref: kept.get(ref, "") for ref in newly})
 
     def _resend(self) -> None:
         self.last_sent.clear()  # the pages missed messages: send every count again
@@ -124,9 +140,15 @@ class PostgresLiveCounts:
         if not refs:
             return
         changed: list[CountsEntry] = []
-        for summary in await summaries(self.connection, refs):
+        found = await summaries(self.connection, refs)
+        await self._read_reasons(found)
+        for summary in found:
             entry = live_protocol.counts_entry(
-                summary.ref.slug, summary.ref.name, summary.counts, summary.paused
+                summary.ref.slug,
+                summary.ref.name,
+                summary.counts,
+                summary.paused,
+                self.reasons.get(summary.ref),
             )
             if self.last_sent.get(summary.ref) != entry:
                 changed.append(entry)

@@ -1,18 +1,21 @@
 """In Chromium: a site whose only connection is a PostgreSQL store, served by daphne with no Redis
-anywhere. The overview's counts follow Node's jobs without a reload and the page stays live
-(the store's reader beats for it); with two server processes each one's pages follow on their
+anywhere. The overview's counts and a pause's reason follow without a reload and the page stays
+live (the store's reader beats for it); with two server processes each one's pages follow on their
 own, and go on when the other process stops."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
 
+from tests.support.action_requests import AUTH
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import PostgresPeer
 
@@ -43,6 +46,15 @@ async def overview(browser: Browser, site: LiveServer) -> Page:
     return page
 
 
+def pause(site: LiveServer, queue: str, reason: str) -> None:
+    """The pause action as an API client asks it (basic credentials, no browser)."""
+    body = urllib.parse.urlencode({"reason": reason}).encode()
+    url = f"{site.url}/queues/api/queues/{queue}/pause/"
+    request = urllib.request.Request(url, data=body, headers=AUTH, method="POST")  # noqa: S310
+    with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - the test's server
+        assert answer.status == 200
+
+
 def waiting(page: Page) -> Locator:
     return page.locator('tr[data-queue="shop"] td[data-state="waiting"]')
 
@@ -57,6 +69,10 @@ async def test_the_overview_follows_node_and_stays_live(
     await expect(waiting(page)).to_have_text("1")
     pg_peer("add-bulk", "--queue", "shop", "--name", "order", "--count", "4")
     await expect(waiting(page)).to_have_text("5")
+    # Paused elsewhere: the row says why, escaped, read from the site's database.
+    await asyncio.to_thread(pause, pg_only_sites[0], "shop", "disk <full>")
+    reason = page.locator('tr[data-queue="shop"] [data-testid="pause-reason"]')
+    await expect(reason).to_have_text("disk <full>")
     # A page that hears nothing for 7 s says "stale": the store's reader beats for it.
     await asyncio.sleep(8)
     await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
