@@ -118,3 +118,17 @@ async def test_retry_and_pause_with_a_reason_then_resume(
     assert pg_peer("inspect", "--queue", "shop")["isPaused"] is False
     assert not await StorePauseReason.objects.aexists()
     assert escaped not in await page(client, "q/shop/")
+
+
+async def test_actions_over_several_queues(
+    client: AsyncClient, pg_peer: PostgresPeer, shop: dict[str, Any]
+) -> None:
+    paused = await ok(client, "pause-all/")
+    assert paused["count"] >= 2
+    assert pg_peer("inspect", "--queue", "shop")["isPaused"] is True
+    await ok(client, "resume-all/")
+    assert pg_peer("inspect", "--queue", "shop")["isPaused"] is False
+    # A group's retry runs each queue's at once, as a store's retry-all does.
+    retried = await ok(client, "groups/retry/", {"group": "head", "key": "shop", "delimiter": "-"})
+    assert retried["count"] == 2 and retried["queues"] == ["shop"]
+    assert pg_peer("job-status", "--queue", "shop", "--id", "charge-9")["state"] == "waiting"
