@@ -21,12 +21,16 @@ from queues.alerts.rules import read_rules
 from queues.alerts.shown import LOUDNESS, shown_alerts
 from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import DEFAULTS, read_alerts
+from queues.postgres.store_actions import supported
 from queues.reads.counts import summary
+from queues.redis import connections
 
 
 @page_view
 async def alerts_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
+    if not connections.state_on_redis():
+        return render(request, "bullpen/_needs_redis.html", {"feature": "alerts"})
     found = await summary(ref)
     firing = (await read_alerts([found])).get(ref, [])
     # The history, oldest-waiting and scheduler rules too, when the queue turns them on (one
@@ -50,7 +54,8 @@ async def alerts_fragment(request: HttpRequest, queue: str) -> HttpResponse:
             # How many of each, loudest first, for the line a phone folds the section under.
             "tally": [(status, tally[status]) for status in LOUDNESS if tally[status]],
             "queue": {"slug": ref.slug, "name": ref.name},
-            "can_act": can_act_on(kind, ref.slug),
+            # Silences and acknowledgements are kept where the queue's store keeps them.
+            "can_act": can_act_on(kind, ref.slug) and "silence-alert" in supported(ref),
             # auto_id off: each alert has a menu of its own, none takes the others' ids.
             "silence_form": SilenceChoiceForm(auto_id=False),
         },

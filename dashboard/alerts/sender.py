@@ -13,13 +13,15 @@ from dashboard.live.reader_counts import ReaderCounts
 from dashboard.services import registry
 from dashboard.services.registry import Slot
 from queues.alerts.watch import AlertWatch, DeliverySettings
+from queues.redis import connections
 
 ALERT_SENDER: Slot[AlertWatch] = Slot("alert-sender")
 
 
 def wanted() -> bool:
-    """Whether anyone is to be told (``ALERTS["EMAIL_TO"]`` or ``["WEBHOOKS"]``)."""
-    return DeliverySettings.from_config().anyone
+    """Whether anyone is to be told (``ALERTS["EMAIL_TO"]`` or ``["WEBHOOKS"]``), and can be:
+    the sender keeps what it sent in Redis, so a deployment without one sends nothing."""
+    return connections.state_on_redis() and DeliverySettings.from_config().anyone
 
 
 def ensure_running(holds_lease: Callable[[], bool]) -> AlertWatch | None:

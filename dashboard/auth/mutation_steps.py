@@ -50,6 +50,7 @@ from dashboard.pages.htmx import htmx
 from queues.actions.result import ActionResult
 from queues.errors import BullpenError, OutcomeUnknown
 from queues.failures.failure_groups import forget_shared
+from queues.postgres.store_actions import POSTGRES_ACTIONS
 from queues.reads.keys import QueueRef
 from queues.redis import connections
 from queues.redis.errors import translate_redis_errors
@@ -176,32 +177,6 @@ async def check_read_only(attempt: Attempt) -> Refusal | None:
     if not is_read_only(queue or None):
         return None
     return Refusal("Read-only: actions are disabled" + (f" for {queue!r}" if queue else ""), 403)
-
-
-# What a queue on a PostgreSQL store can be asked: what BullMQ's Postgres backend does for
-# Bullpen today (queues/postgres/). A queue-wide action on no one queue decides per queue.
-POSTGRES_ACTIONS = frozenset(
-    {
-        "retry",
-        "remove",
-        "promote",
-        "pause",
-        "resume",
-        "add",
-        "update-data",
-        "duplicate",
-        "priority",
-        "bulk",
-        "retry-all",
-        "promote-all",
-        "clean",
-        "empty",
-        "obliterate",
-        "upsert-scheduler",
-        "remove-scheduler",
-        "run-scheduler",
-    }
-)
 
 
 async def check_store(attempt: Attempt) -> Refusal | None:

@@ -72,7 +72,9 @@ async def cancel_action(request: HttpRequest, action_id: str) -> ActionResult:
         raise ActionNotFound(f"No action {action_id!r}")
     if outcome < 0:
         raise Conflict(f"Action {action_id} has already ended ({record.state})")
-    ensure_runner(store.connection).poke()
+    runner = ensure_runner(store.connection)
+    if runner is not None:
+        runner.poke()
     body = status_json(record)
     return ActionResult(
         "cancel",

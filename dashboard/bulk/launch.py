@@ -47,13 +47,16 @@ def runner_slot(connection: str) -> Slot[Runner]:
     return Slot(RUNNERS, connection)
 
 
-def ensure_runner(connection: str | None = None) -> Runner:
-    """Start this loop's runner of every connection (those already running are kept); the
-    one of ``connection`` (None: the default one)."""
+def ensure_runner(connection: str | None = None) -> Runner | None:
+    """Start this loop's runner of every Redis connection (those already running are kept);
+    the one of ``connection`` (None: the default one). None without a Redis connection: bulk
+    actions are recorded in Redis, so a deployment of PostgreSQL stores alone has none."""
     runners = {
         name: registry.ensure(runner_slot(name), _runner_of(name))
         for name in connections.redis_names()
     }
+    if not runners:
+        return None
     wanted = connection or connections.state_name()
     if wanted not in runners:  # a connection no longer configured: its runner is the default's
         wanted = connections.state_name()
@@ -136,7 +139,9 @@ async def _submit(
     try:
         await writer.record_bulk_action(record, "started")
     finally:
-        ensure_runner(ref.connection).poke()
+        runner = ensure_runner(ref.connection)
+        if runner is not None:
+            runner.poke()
     return record
 
 

@@ -17,6 +17,7 @@ from django.utils import translation
 from dashboard.auth.guards import api_view, json_error, page_view
 from dashboard.auth.queue_access import for_request
 from dashboard.health.texts import warning_text
+from queues.redis import connections
 from queues.redis.health import ServerHealth, read_health
 
 
@@ -67,8 +68,9 @@ async def panel(request: HttpRequest) -> HttpResponse:
 
 
 async def panel_context(request: HttpRequest) -> dict[str, Any] | None:
-    """What the Redis panel shows this viewer (None: nothing, not theirs to see)."""
-    if not await may_see_servers(request):
+    """What the Redis panel shows this viewer (None: nothing, not theirs to see, or no Redis
+    configured: PostgreSQL stores alone)."""
+    if not connections.redis_names() or not await may_see_servers(request):
         return None
     servers = await read_health()
     rows = [

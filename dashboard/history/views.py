@@ -24,6 +24,7 @@ from queues.history.storage import FOLDED_NAME, NAME_CAP
 from queues.reads.counts import summary
 from queues.reads.discovery import known
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 
 # The ranges the switcher offers, with what each link says.
 SWITCHER = (
@@ -103,8 +104,17 @@ async def _read(request: HttpRequest, queue: str) -> dict[str, Any]:
     return history_context(ref, series, names, found["sort"], now_ms)
 
 
+def _needs_redis(ref: QueueRef) -> dict[str, Any] | None:
+    """History is recorded in Redis alone: a store queue's page says so instead."""
+    return None if on_redis([ref]) else {"feature": "history", "queue": {"slug": ref.slug}}
+
+
 @page_view
 async def history_page(request: HttpRequest, queue: str) -> HttpResponse:
+    ref = QueueRef.from_slug(queue)
+    if (note := _needs_redis(ref)) is not None and await known(ref):
+        note["queue"] = queue_json(await summary(ref))
+        return render(request, "bullpen/history.html", note)
     context = await _read(request, queue)
     # The header's name as the queue page writes it (a configured display name).
     context["queue"] = queue_json(await summary(QueueRef.from_slug(queue)))
@@ -114,6 +124,9 @@ async def history_page(request: HttpRequest, queue: str) -> HttpResponse:
 @page_view
 async def history_section(request: HttpRequest, queue: str) -> HttpResponse:
     """The queue page's History section, read when it is opened."""
+    note = _needs_redis(QueueRef.from_slug(queue))
+    if note is not None:
+        return render(request, "bullpen/_needs_redis.html", note)
     context = await _read(request, queue)
     context["embedded"] = True
     return render(request, "bullpen/_history.html", context)

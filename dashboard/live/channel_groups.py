@@ -9,6 +9,11 @@ alerts: dashboard/alerts/sender.py); every
 process gets the messages through the channel layer, once per process, and hands them to its
 own pages (fanout.py). What the process's pages watch is one registry per process, kept by its
 supervisor: the websocket consumers write it, the follower publishes it.
+
+Without a Redis connection (PostgreSQL stores alone) there is no lease and no shared registry:
+every process reads each store for its own pages, LISTENing to BullMQ's notifications itself,
+and hands the messages to its own pages (:func:`publish_here`). A store then serves one
+reader per server process, whatever the number of pages (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ async def publish(topic: Topic, message: LiveMessage) -> None:
     if layer is not None:
         group = group_name(topic)
         await layer.group_send(group, {"type": "live.message", "group": group, "payload": message})
+
+
+async def publish_here(topic: Topic, message: LiveMessage) -> None:
+    """Data to this process's own pages alone: a store's reader that serves only them."""
+    await fanout.hub().hand_out(group_name(topic), message)
 
 
 class Supervisor:
@@ -114,7 +124,9 @@ class Supervisor:
 def _store_reader(connection: str, interest: Interest) -> PostgresLiveCounts:
     from queues.postgres.live_counts import PostgresLiveCounts  # loads the driver: Postgres only
 
-    return PostgresLiveCounts(publish, connection, registry=interest)
+    if connections.state_on_redis():
+        return PostgresLiveCounts(publish, connection, registry=interest)
+    return PostgresLiveCounts(publish_here, connection, registry=interest, shared=False)
 
 
 LIVE_READER: Slot[Supervisor] = Slot("live-reader")
@@ -134,7 +146,7 @@ def start() -> Supervisor:
 def holds_lease(loop: asyncio.AbstractEventLoop) -> bool:
     """``loop``'s running follower (whichever the supervisor runs now) holds the lease."""
     running = registry.running_in(loop, LIVE_READER)
-    return running is not None and running.follower.leader
+    return running is not None and bool(running.followers) and running.follower.leader
 
 
 def ensure_started() -> Follower:

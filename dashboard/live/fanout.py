@@ -8,7 +8,8 @@ the topic. The channel layer (in memory, or channels-redis between processes) ca
 once per process, however many pages are open; each process renders it once per kind of viewer
 (dashboard/live/render.py) and sends that text to every page of the kind and language. With
 QUEUE_ACCESS, a message is first narrowed once per audience (pages whose users see the same
-queues).
+queues). Without a Redis connection each process reads its PostgreSQL stores for its own pages
+and hands their messages to them here directly (:meth:`Hub.hand_out`), past the channel layer.
 """
 
 from __future__ import annotations
@@ -69,15 +70,14 @@ class Hub:
         grouping_of: GroupingOf = ungrouped,
     ) -> None:
         layer = get_channel_layer()
-        if layer is None:
-            return
         async with self._lock:
-            if self.channel is None:
+            if layer is not None and self.channel is None:
                 self.channel = await layer.new_channel(prefix="bullpen-hub.")
                 self._pump = asyncio.ensure_future(self._run(layer, self.channel))
             if group not in self.members:
                 self.members[group] = {}
-                await layer.group_add(group, self.channel)
+                if layer is not None and self.channel is not None:
+                    await layer.group_add(group, self.channel)
             self.members[group][deliver] = (kind, language, access_of, grouping_of)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
@@ -112,41 +112,43 @@ class Hub:
             if failures:
                 log.info("live updates: the channel layer delivers again")
                 failures = 0
-            group = message.get("group", "")
-            members = self.members.get(group)
-            if not members:
+            await self.hand_out(message.get("group", ""), message["payload"])
+
+    async def hand_out(self, group: str, payload: Any) -> None:
+        """One message to this process's pages of ``group``, rendered once per kind of viewer."""
+        members = self.members.get(group)
+        if not members:
+            return
+        now = time.monotonic()
+        heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
+        narrowed: dict[Hashable, LiveMessage | None] = {}
+        texts: dict[tuple[Hashable, str, str], str] = {}
+        variants: dict[tuple[Hashable, ViewerKind, render.Grouping], str] = {}
+        for deliver, (kind, language, access_of, grouping_of) in list(members.items()):
+            if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
                 continue
-            payload = message["payload"]
-            now = time.monotonic()
-            heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
-            narrowed: dict[Hashable, LiveMessage | None] = {}
-            texts: dict[tuple[Hashable, str, str], str] = {}
-            variants: dict[tuple[Hashable, ViewerKind, render.Grouping], str] = {}
-            for deliver, (kind, language, access_of, grouping_of) in list(members.items()):
-                if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
+            try:
+                access = access_of()
+                audience = access.audience
+                if audience not in narrowed:
+                    narrowed[audience] = render.seen_by(payload, access)
+                seen = narrowed[audience]
+                if seen is None:
                     continue
-                try:
-                    access = access_of()
-                    audience = access.audience
-                    if audience not in narrowed:
-                        narrowed[audience] = render.seen_by(payload, access)
-                    seen = narrowed[audience]
-                    if seen is None:
-                        continue
-                    grouping = grouping_of()
-                    key = variants.get((audience, kind, grouping))
-                    if key is None:
-                        key = render.variant(seen, kind, grouping)
-                        variants[audience, kind, grouping] = key
-                    text = texts.get((audience, key, language))
-                    if text is None:
-                        with translation.override(language):
-                            text = render.encode(seen, kind, grouping)
-                        texts[audience, key, language] = text
-                    self.last_sent[deliver] = now
-                    await deliver(group, text)
-                except Exception:  # one broken socket must not stop the others' updates
-                    log.debug("live message not delivered", exc_info=True)
+                grouping = grouping_of()
+                key = variants.get((audience, kind, grouping))
+                if key is None:
+                    key = render.variant(seen, kind, grouping)
+                    variants[audience, kind, grouping] = key
+                text = texts.get((audience, key, language))
+                if text is None:
+                    with translation.override(language):
+                        text = render.encode(seen, kind, grouping)
+                    texts[audience, key, language] = text
+                self.last_sent[deliver] = now
+                await deliver(group, text)
+            except Exception:  # one broken socket must not stop the others' updates
+                log.debug("live message not delivered", exc_info=True)
 
     async def _rejoin(self, layer: Any, channel: str) -> None:
         """Subscribe this process's channel to its groups again (a restarted layer Redis

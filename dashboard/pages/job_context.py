@@ -12,6 +12,7 @@ from typing import Any
 
 from dashboard.auth.viewer import ViewerKind, can_act_on, sign_kind
 from queues.config.settings import get_config
+from queues.postgres.store_actions import supported
 from queues.reads.dead_letters import dead_letter_ref, original_of, read_envelope
 from queues.reads.deduplication import held_by
 from queues.reads.jsontext import dumps
@@ -52,6 +53,8 @@ def live_context(ref: QueueRef, job: dict[str, Any], *, viewer: ViewerKind) -> d
         "job": job,
         "viewer": viewer,
         "can_act": can_act_on(viewer, ref.slug),
+        # The buttons of actions the queue's store does not do are left out.
+        "supports": supported(ref),
         "is_dead_letter": ref == dead_letter_ref(ref.connection),
         "returnvalue": shown(
             job.get("returnvalue"), cap, job.get("truncated", {}).get("returnvalue")

@@ -32,6 +32,7 @@ from queues.reads.dead_letters import dead_letter_ref
 from queues.reads.detail import job_live_view
 from queues.reads.find import find_job
 from queues.reads.keys import QueueRef
+from queues.reads.store import on_redis
 from queues.reads.workers import ClientListRefused, by_process, list_workers
 
 
@@ -156,6 +157,8 @@ async def find_page(request: HttpRequest) -> HttpResponse:
 @page_view
 async def groups_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     ref = await queue_ref(queue)
+    if not on_redis([ref]):
+        return render(request, "bullpen/_needs_redis.html", {"feature": "groups"})
     report = await shared_failure_groups(ref)
     kind = await kind_on_queue(request, ref.slug)
     return render(

@@ -40,6 +40,7 @@ from dashboard.pages.overview_page import read_listing
 from dashboard.pages.state_labels import state_label
 from queues.config.settings import default_prefix, get_config
 from queues.errors import JobGone
+from queues.postgres.store_actions import supported
 from queues.reads.counts import summary
 from queues.reads.detail import job_detail
 from queues.reads.keys import STATES, QueueRef
@@ -80,6 +81,8 @@ async def _overview(request: HttpRequest) -> dict[str, Any]:
         "several_connections": connections.several(),
         # A store that cannot be read is named for what it is.
         "postgres_stores": connections.postgres_names(),
+        # PostgreSQL stores alone: the page says which features are off.
+        "without_redis": not connections.state_on_redis(),
         "default_delimiter": get_config()["GROUP_DELIMITER"],
         # Grouping by connection is offered when there is more than one.
         "groupings": [
@@ -143,6 +146,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "page_sizes": PAGE_SIZES,
             "viewer": kind,
             "can_act": can_act,
+            "supports": supported(ref),
             "selectable": can_act,
             "live_spec": json.dumps(
                 {

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from queues.postgres.store_actions import supported
 from queues.reads.keys import QueueRef
 from queues.search.matches import ACTION_STATES
 
@@ -46,7 +47,9 @@ def row_html(ref: QueueRef, state: str, job: dict[str, Any], match: dict[str, st
 def match_actions(ref: QueueRef, by_state: dict[str, int], query: str) -> list[dict[str, Any]]:
     """The actions on a queue's matches its foot offers: each with the states it covers, the
     matches found there, and the address of its count (which also leads to the action)."""
-    offered = []
+    offered: list[dict[str, Any]] = []
+    if "retry-matches" not in supported(ref):
+        return offered
     for action in ("retry", "promote", "remove"):
         states = [s for s in ACTION_STATES[action] if by_state.get(s)]
         if not states:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from queues.actions.result import ActionResult
+from queues.redis import connections
 from queues.redis.clients import get_client
 from queues.redis.connections import own_key_prefix
 from queues.redis.errors import translate_redis_errors
@@ -63,6 +64,8 @@ def _field(queue: str, rule: str) -> str:
 async def read_holds(now: float | None = None) -> dict[Key, Hold]:
     """Every silence still running and every acknowledgement (unreadable entries skipped)."""
     at = time.time() if now is None else now
+    if not connections.state_on_redis():
+        return {}  # alerts are off without a Redis, where holds are kept
     async with translate_redis_errors():
         stored = await get_client().hgetall(holds_key())
     found: dict[Key, Hold] = {}

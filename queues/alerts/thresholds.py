@@ -25,6 +25,7 @@ from queues.config.settings import ALERT_DELIVERY_KEYS, get_config
 from queues.reads.counts import QueueSummary
 from queues.reads.dead_letters import is_dead_letter_queue
 from queues.reads.keys import QueueRef
+from queues.redis import connections
 from queues.throughput.recent import failed_since
 
 # The window of the failed_last_hour rule, in seconds.
@@ -189,6 +190,8 @@ async def read_alerts(
 ) -> dict[QueueRef, list[Alert]]:
     """:func:`alerts_by_queue` after reading the last hour's failed jobs (one round trip)
     and, for queues that failed some, their new failure signatures."""
+    if not connections.state_on_redis():
+        return {}  # alerts are off without a Redis: nothing could silence or send them
     # A queue that keeps no failed job failed none in the last hour: no read for it.
     recent = await failed_since([s.ref for s in found if s.counts["failed"]], LAST_HOUR_S)
     new = await read_signatures(found, recent, limits)

@@ -15,6 +15,8 @@ async def recent_everywhere(limit: int) -> list[ActionRecord]:
     """The ``limit`` newest actions over every connection, newest first. A connection that
     cannot be reached is left out while another answers (as the overview leaves it out)."""
     names = connections.redis_names()  # bulk actions are recorded on Redis
+    if not names:
+        return []  # PostgreSQL stores alone: their sweeps run at once, unrecorded
     if len(names) == 1:
         async with translate_redis_errors():
             return await store_for(names[0]).recent(limit)

@@ -317,8 +317,10 @@ def store_of(action_id: str) -> ActionStore:
     """The store that holds action ``action_id``: the connection its id names, or (an id
     without one, made while there was one connection) the default one."""
     _, sep, name = action_id.rpartition(connections.SLUG_SEPARATOR)
+    if not connections.state_on_redis():
+        raise ActionNotFound(f"No action {action_id!r}")  # none is recorded without a Redis
     if not sep:
         return store_for()
-    if name not in connections.names():
+    if name not in connections.redis_names():
         raise ActionNotFound(f"No action {action_id!r}")
     return store_for(name)

@@ -16,10 +16,17 @@ _URL_HINT = (
     "(rediss+sentinel:// for TLS); BullMQ 6 on PostgreSQL: "
     "postgresql://[user:password@]host:5432/<database>[?schema=bullmq]."
 )
+# What a deployment of PostgreSQL stores alone runs without: Bullpen keeps their state in Redis
+# only. Pause reasons live in the Django database and each server process reads its stores'
+# live updates for its own pages, so the rest works.
+OFF_WITHOUT_REDIS = (
+    "alerts (shown, silenced, sent), history, failure groups, bulk actions with progress, "
+    "Cancel and the other actions a PostgreSQL store refuses"
+)
 _STATE_HINT = (
-    "Add a Redis connection beside the PostgreSQL one, e.g. CONNECTIONS = {'state': {'URL': "
-    "'redis://127.0.0.1:6379/0'}, 'pg': {'URL': 'postgresql://…'}}: Bullpen keeps its live "
-    "lease, alerts, bulk actions and history there."
+    "To have them, add a Redis connection beside the PostgreSQL one, e.g. CONNECTIONS = "
+    "{'state': {'URL': 'redis://127.0.0.1:6379/0'}, 'pg': {'URL': 'postgresql://…'}}: Bullpen "
+    "keeps its live lease, alerts, bulk actions and history there."
 )
 
 
@@ -36,11 +43,7 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
     from queues.redis.connections import NAME_PATTERN, url_of_entry
 
     if not named and is_postgres_url(redis_url):
-        message = (
-            "BULLPEN['REDIS_URL'] names a PostgreSQL store and there is no other connection: "
-            "Bullpen's own state needs a Redis connection."
-        )
-        return [Problem("E022", message, _STATE_HINT)]
+        return [_without_redis("BULLPEN['REDIS_URL'] names a PostgreSQL store and no other")]
     if not isinstance(named, Mapping):
         message = f"BULLPEN['CONNECTIONS'] must be a dict of named connections; it is {named!r}."
         return [Problem("E021", message, _CONNECTIONS_HINT)]
@@ -70,11 +73,7 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
         urls.append(url)
         found += redis_url_problems(url, f"BULLPEN['CONNECTIONS'][{name!r}]['URL']")
     if urls and all(is_postgres_url(url) for url in urls):
-        message = (
-            "BULLPEN['CONNECTIONS'] names only PostgreSQL stores: Bullpen's own state needs a "
-            "Redis connection."
-        )
-        found.append(Problem("E022", message, _STATE_HINT))
+        found.append(_without_redis("BULLPEN['CONNECTIONS'] names only PostgreSQL stores"))
     if named and redis_url is not None and redis_url not in urls:
         message = (
             f"BULLPEN has both REDIS_URL ({_shown(redis_url)}) and CONNECTIONS, whose "
@@ -83,6 +82,12 @@ def connection_problems(named: Any, redis_url: Any = None) -> list[Problem]:
         hint = "Keep one: REDIS_URL for one Redis, CONNECTIONS for several."
         found.append(Problem("E021", message, hint))
     return found
+
+
+def _without_redis(configured: str) -> Problem:
+    """Not an error: a deployment of stores alone works, with what needs Redis off."""
+    message = f"{configured}: without a Redis connection these are off: {OFF_WITHOUT_REDIS}."
+    return Problem("W022", message, _STATE_HINT)
 
 
 def _shown(url: Any) -> str:

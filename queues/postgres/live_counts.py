@@ -7,8 +7,12 @@ queues named, gathered over a short settle window, in one round trip. BullMQ ski
 when another commit on the same queue is sending one, so when nothing is heard for
 ``poll_s`` seconds every queue of the store is re-read (one round trip), and only counts that
 changed are sent; the rows and job pages pages watch are read in the same loop (live_rows.py).
-One process per store reads: the holder of a session-level advisory lock,
-released by PostgreSQL when that process goes away; the others wait to take over.
+With a Redis connection, one process per store reads (``shared``): the holder of a
+session-level advisory lock, released by PostgreSQL when that process goes away; the others
+wait to take over, and the pages of every process get its messages through the channel layer.
+Without one (PostgreSQL stores alone) every process reads for its own pages and beats for them
+as the Redis follower does: a store serves one listening session per server process, whatever
+the number of pages.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from queues.live import protocol as live_protocol
 from queues.live.interest import Interest
 from queues.live.outbox import Outbox, Publish
 from queues.live.protocol import CountsEntry
+from queues.live.schedule import Periodic
 from queues.live.settings import LiveSettings
 from queues.postgres.live_rows import PostgresLiveRows
 from queues.postgres.queue_reads import ref_of, summaries
 from queues.postgres.urls import parse_postgres_url
+from queues.reads.counts import QueueSummary
 from queues.reads.discovery import discovered_on
 from queues.reads.keys import QueueRef
+from queues.reads.pause_reasons import pause_reasons
 from queues.redis import connections
 
 log = logging.getLogger("bullpen.live")
@@ -46,20 +53,39 @@ class PostgresLiveCounts:
         poll_s: float = 5.0,
         settle_s: float = 0.1,
         registry: Interest | None = None,
+        shared: bool = True,
     ) -> None:
         """``registry``: what this process's pages watch (the rows and job pages of live_rows.py
-        serve every process's pages; this one's count at once)."""
+        serve every process's pages; this one's count at once). ``shared`` False: this process's
+        pages alone, no lock taken."""
         self.connection = connection
+        self.shared = shared
         self.poll_s = poll_s
         self.settle_s = settle_s
         self.outbox = Outbox(publish, layer_back=self._resend)
         self.last_sent: dict[QueueRef, CountsEntry] = {}
+        self.reasons: dict[QueueRef, str] = {}  # paused queues' reasons, read once a pause
         self.leader = False
         settings = LiveSettings.from_config()
-        self.rows = PostgresLiveRows(self.outbox, connection, registry, settings)
+        self.rows = PostgresLiveRows(self.outbox, connection, registry, settings, shared=shared)
         # Watched rows and jobs are read this often, notified or not.
         self.pass_s = min(poll_s, settings.interest_interval)
+        # With no Redis follower beating for the pages, this reader does.
+        self.heartbeat = None if shared else Periodic(settings.heartbeat_interval)
         self._quiet_since = 0.0
+
+    async def _read_reasons(self, found: list[QueueSummary]) -> None:
+        """Why each newly paused queue was paused (the pause action keeps it first): the open
+        pages show it beside *paused*. Read once a pause, not on every pass."""
+        newly = []
+        for summary in found:
+            if not summary.paused:
+                self.reasons.pop(summary.ref, None)
+            elif summary.ref not in self.reasons:
+                newly.append(summary.ref)
+        if newly:
+            kept = await pause_reasons(newly)
+            self.reasons.update({ref: kept.get(ref, "") for ref in newly})
 
     def _resend(self) -> None:
         self.last_sent.clear()  # the pages missed messages: send every count again
@@ -69,7 +95,9 @@ class PostgresLiveCounts:
         async with await psycopg.AsyncConnection.connect(
             url.conninfo, autocommit=True, options=f"-c search_path={url.quoted_schema}"
         ) as conn:
-            await self._lead(conn, url.schema)
+            if self.shared:
+                await self._lead(conn, url.schema)
+            self.leader = True
             for channel in _CHANNELS:
                 await conn.execute(f"LISTEN {channel}")
             await self._send(list((await discovered_on(self.connection)).queues))
@@ -77,6 +105,9 @@ class PostgresLiveCounts:
             while True:
                 await self._send(await self._changed(conn))
                 await self.rows.follow()
+                if self.heartbeat is not None and self.heartbeat.due():
+                    beat = live_protocol.status_message(True, beat=True, connection=self.connection)
+                    self.outbox.emit(("status",), beat)
                 await self.outbox.send()
 
     async def _lead(self, conn: psycopg.AsyncConnection[Any], schema: str) -> None:
@@ -86,7 +117,6 @@ class PostgresLiveCounts:
             )
             row = await cursor.fetchone()
             if row and row[0]:
-                self.leader = True
                 return
             await asyncio.sleep(self.poll_s)
 
@@ -110,9 +140,15 @@ class PostgresLiveCounts:
         if not refs:
             return
         changed: list[CountsEntry] = []
-        for summary in await summaries(self.connection, refs):
+        found = await summaries(self.connection, refs)
+        await self._read_reasons(found)
+        for summary in found:
             entry = live_protocol.counts_entry(
-                summary.ref.slug, summary.ref.name, summary.counts, summary.paused
+                summary.ref.slug,
+                summary.ref.name,
+                summary.counts,
+                summary.paused,
+                self.reasons.get(summary.ref),
             )
             if self.last_sent.get(summary.ref) != entry:
                 changed.append(entry)

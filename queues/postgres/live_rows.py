@@ -4,9 +4,10 @@ follower reads the event streams, into the same row, job, progress and log messa
 
 Only queues that open pages watch (rows, a job page, a flow tree) are read: what every server
 process's pages watch is read from the state Redis, where each process publishes it
-(queues/live/interest.py). Each watched queue has a cursor, the last event id read; every pass
-reads what came after it for all of them in one round trip (BullMQ's ``read_events``), so a
-notification BullMQ skipped costs a pass's delay, never an update. A queue newly watched
+(queues/live/interest.py); without a Redis, what this process's own pages watch. Each watched
+queue has a cursor, the last event id read; every pass reads what came after it for all of them
+in one round trip (BullMQ's ``read_events``), so a notification BullMQ skipped costs a pass's
+delay, never an update. A queue newly watched
 starts a few events back, so that what happened while its page was opening is sent too. A
 watched job's new log lines are found by its log's length (BullMQ's ``get_job_logs_count``),
 a newly watched job's last few lines sent again for the same reason.
@@ -26,7 +27,7 @@ from queues.errors import BullpenError
 from queues.live import interest
 from queues.live import protocol as live_protocol
 from queues.live.events import QueueEvent
-from queues.live.interest import Interest, JobKey
+from queues.live.interest import Everyone, Interest, JobKey
 from queues.live.outbox import Outbox
 from queues.live.progress import ProgressUpdates
 from queues.live.rows import RowChanges
@@ -48,6 +49,8 @@ LOOKBACK = 50
 LOG_LOOKBACK = 50
 # Events read per queue and pass; a queue further behind catches up over the next passes.
 EVENTS_PER_READ = 500
+# No other process's pages: a reader that serves its own alone starts each pass from these.
+NOBODY = Everyone(set(), set(), False)
 
 
 def queue_event(row: dict[str, Any], at_ms: int) -> QueueEvent:
@@ -65,9 +68,17 @@ def queue_event(row: dict[str, Any], at_ms: int) -> QueueEvent:
 
 class PostgresLiveRows:
     def __init__(
-        self, outbox: Outbox, connection: str, registry: Interest | None, settings: LiveSettings
+        self,
+        outbox: Outbox,
+        connection: str,
+        registry: Interest | None,
+        settings: LiveSettings,
+        *,
+        shared: bool = True,
     ) -> None:
+        """``shared`` False: this process's pages alone (``registry``), none published."""
         self.connection = connection
+        self.shared = shared
         self.registry = registry  # this process's own pages: they count at once
         self.watching = Watching(connection)
         self.rows = RowChanges(outbox, self.watching, settings.row_reads_per_second)
@@ -91,7 +102,9 @@ class PostgresLiveRows:
         return {ref.name for ref in map(self._ref, slugs) if ref is not None}
 
     async def _interest(self) -> None:
-        if self.read_interest.due():
+        if not self.shared:
+            self.watching.everywhere(NOBODY)  # what was watched and is no more is dropped
+        elif self.read_interest.due():
             key = f"{own_key_prefix(connections.state_name())}:live:interest"
             try:
                 everyone = await interest.read_all(get_client(connections.state_name()), key)

@@ -5,7 +5,9 @@ holding BullMQ 6's Postgres schema (``postgresql://`` URLs, queues/postgres/).
 ``BULLPEN["REDIS_URL"]`` alone is the short form of one, named ``default``. The first entry is
 the default connection: the worker runner's, and the one a queue slug without a connection
 (a link made while there was only one) names. Bullpen's own state (live lease, alerts, bulk
-actions, history) lives on the first Redis connection, the state connection.
+actions, history) lives on the first Redis connection, the state connection; with none (only
+PostgreSQL stores) what works there keeps its state in the Django database
+(queues/postgres/without_redis.py).
 
 With several connections a queue's slug carries its connection after an ``@`` (``mail@eu``,
 ``jobs:mail@us``): connection names hold no ``@``, so the last one separates it.
@@ -91,9 +93,15 @@ def is_postgres(name: str) -> bool:
     return name in postgres_set()
 
 
+def state_on_redis() -> bool:
+    """Some connection is a Redis: Bullpen's own state lives there. Without one, the features
+    that keep state only in Redis are off (queues/postgres/without_redis.py)."""
+    return bool(redis_names())
+
+
 def state_name() -> str:
     """The connection holding Bullpen's own state: the first Redis one (with none, the first
-    connection; the system checks say that a Redis connection is needed)."""
+    connection, which callers reach only where :func:`state_on_redis`)."""
     found = redis_names()
     return found[0] if found else default_name()
 

@@ -18,8 +18,12 @@ from tests.support.redis_server import RedisServer
 
 @pytest.fixture
 def with_pg(
-    bullpen_settings: dict[str, Any], redis_server: RedisServer, postgres_url: str
+    bullpen_settings: dict[str, Any],
+    redis_server: RedisServer,
+    postgres_url: str,
+    transactional_db: None,
 ) -> Iterator[dict[str, Any]]:
+    """The site's database too: a store queue's pause reason is kept there."""
     config = {
         **bullpen_settings,
         "CONNECTIONS": {"main": redis_server.url, "pg": postgres_url},

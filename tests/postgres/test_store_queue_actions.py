@@ -1,5 +1,5 @@
 """Queue-wide actions on a Postgres store through BullMQ's own Postgres functions, checked
-against Node's reads: pause with a reason (kept in the state Redis), empty, obliterate, and a
+against Node's reads: pause with a reason (kept in the site's database), empty, obliterate, and a
 job scheduler's run now and removal. Each is audited and refused under read-only like any."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 from django.test import AsyncClient, override_settings
 
 from dashboard.models import AuditEntry
+from queues.models import StorePauseReason
 from tests.support.action_requests import AUTH, ok, post
 from tests.support.peer import PostgresPeer
 
@@ -25,8 +26,10 @@ async def test_pause_reason_is_kept_shown_escaped_and_cleared(
     body = await ok(client, "queues/shop@pg/pause/", {"reason": reason})
     assert (body["action"], body["reason"]) == ("pause", reason)
     assert pg_peer("inspect", "--queue", "shop")["isPaused"] is True
-    # Bullpen's own state: in the state Redis, under a key naming the store, never in BullMQ's.
-    assert redis_client.get("bullpen:pause-reason:store:pg:shop") == reason
+    # Bullpen's own state: in the site's database, never in BullMQ's schema nor in Redis.
+    kept = [(r.connection, r.queue, r.reason) async for r in StorePauseReason.objects.all()]
+    assert kept == [("pg", "shop", reason)]
+    assert not redis_client.keys("bullpen:pause-reason:*")
     escaped = "card processor &lt;down&gt; &amp; retrying"
     for path in ("/queues/q/shop@pg/", "/queues/"):
         page = (await client.get(path, headers=AUTH)).content.decode()
@@ -34,7 +37,7 @@ async def test_pause_reason_is_kept_shown_escaped_and_cleared(
         assert reason not in page, path
     await ok(client, "queues/shop@pg/resume/")
     assert pg_peer("inspect", "--queue", "shop")["isPaused"] is False
-    assert not redis_client.exists("bullpen:pause-reason:store:pg:shop")
+    assert not await StorePauseReason.objects.aexists()
 
 
 async def test_empty_removes_what_waits_and_keeps_the_rest(

@@ -74,12 +74,20 @@ def test_bullpens_own_state_stays_on_the_first_redis_connection() -> None:
         assert connections.url_of(None) == "redis://r:6379/0"
 
 
-def test_a_postgres_store_without_any_redis_is_refused_with_what_to_add() -> None:
+def test_a_postgres_store_without_any_redis_is_accepted_with_what_is_off() -> None:
     alone = _checks({"REDIS_URL": PG})
-    assert len(alone) == 1 and alone[0].startswith("bullpen.E022")
-    assert "needs a Redis connection" in alone[0]
+    assert len(alone) == 1 and alone[0].startswith("bullpen.W022")
+    assert "without a Redis connection these are off" in alone[0]
+    for feature in ("alerts", "history", "failure groups", "bulk actions", "Cancel"):
+        assert feature in alone[0], feature
     only = _checks({"CONNECTIONS": {"a": PG, "b": "postgres://other/jobs"}})
-    assert [line[:12] for line in only] == ["bullpen.E022"]
+    assert [line[:12] for line in only] == ["bullpen.W022"]
+    with override_settings(BULLPEN={"CONNECTIONS": {"a": PG}}):
+        assert not connections.state_on_redis()
+    mixed = {"CONNECTIONS": {"a": PG, "r": "redis://r:6379/0"}}
+    assert _checks(mixed) == []
+    with override_settings(BULLPEN=mixed):
+        assert connections.state_on_redis()
 
 
 def test_a_schema_is_judged_by_its_migrations_and_the_bullmq_major_it_needs() -> None:
