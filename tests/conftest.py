@@ -250,7 +250,7 @@ def bullpen_server(
         return
     server = start_bullpen(redis_server.url, tmp_path / "daphne.log", wait=False)
     yield server
-    stop_bullpen(server)
+    stop_bullpen(server, graceful=False)
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +261,7 @@ def bullpen_module_server(
     Redis; the server reads it afresh on each page (no discovery cache in the tests)."""
     server = start_bullpen(redis_server.url, tmp_path_factory.mktemp("daphne") / "daphne.log")
     yield server
-    stop_bullpen(server)
+    stop_bullpen(server, graceful=False)
 
 
 @pytest.fixture(scope="session")

@@ -49,4 +49,4 @@ def pg_site(redis_server: RedisServer, postgres_url: str, tmp_path: Path) -> Ite
         {"BULLPEN_TEST_CONNECTIONS": json.dumps(connections)},
     )
     yield server
-    stop_bullpen(server)
+    stop_bullpen(server, graceful=False)
