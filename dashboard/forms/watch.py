@@ -56,7 +56,8 @@ class WatchForm(JobPageForm):
     "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
     "queue": <name>, "id": <job id>, "flow": true}`` adds one (``flow``: with the jobs of
     its flow tree); ``viewer`` is the page's signed viewer kind; ``since`` the version of the
-    counts the page shows, when it was rendered from the live readers' counts.
+    counts the page shows, when it was rendered from the live readers' counts; ``list_at``, on
+    a queue page, the reader's position in the queue's events when its list was read.
     An overview also says which queues' rows it shows (``shown``), sent again when they change,
     and how its list groups them (``group``, ``delimiter``): each queue's group comes with its
     counts, as the server decides it."""
@@ -76,6 +77,9 @@ class WatchForm(JobPageForm):
     # The version of the counts the page was rendered with (``era:sequence`` per live reader):
     # only what changed after is sent.
     since = TextField(longest=1000)
+    # Where the reader stood in the queue's events when the page's list was read: with no
+    # event since, the list the page shows is still Redis's and is not read again.
+    list_at = TextField(longest=100)
 
     def clean_delimiter(self) -> str:
         return str(self.cleaned_data["delimiter"] or get_config()["GROUP_DELIMITER"])

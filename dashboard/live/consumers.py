@@ -1,10 +1,9 @@
 """The live websocket: a page says what it watches; the follower's messages come back.
 
 A page that starts watching gets the present at once (counts, and its list or job read fresh,
-rendered by the page's own partials), so nothing that changed between the page load and the
-subscription is missed; live messages follow. What a page may ask is bounded (forms/live.py, the
-``max_*`` keys of ``LIVE``), and the socket closes once its user may no longer read
-(socket_auth.py).
+unless nothing changed since the page was read, rendered by the page's own partials); live
+messages follow. What a page may ask is bounded (forms/live.py, the ``max_*`` keys of ``LIVE``),
+and the socket closes once its user may no longer read (socket_auth.py).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import logging
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.sessions import InstanceSessionWrapper
 
 from dashboard.audit import writer
 from dashboard.auth import queue_access
@@ -26,7 +24,9 @@ from dashboard.forms.watch import WatchForm
 from dashboard.live import channel_groups, fanout, present, socket_auth, socket_limits
 from dashboard.live import render as live_render
 from dashboard.live.present import SNAPSHOT_ERRORS
+from dashboard.live.reader_counts import list_unchanged
 from dashboard.live.render import UNGROUPED, Grouping
+from dashboard.live.session_send import beneath_sessions
 from dashboard.live.socket_language import socket_language
 from dashboard.services import lifecycle
 from queues.errors import BadParameter, QueueNotFound
@@ -82,7 +82,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.access = await queue_access.for_principal(principal)
         self.kind = self.socket_kind
         await self.accept()
-        self._live_send = _under_session_wrappers(self.base_send)
+        self._live_send = beneath_sessions(self.base_send)
         await self._follow_sign_out()
         self.recheck = asyncio.ensure_future(self._recheck_every(self.limits.auth_recheck_interval))
         # The services start with the server; where its start is not hooked, with this page.
@@ -129,7 +129,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self._unwatch_all()
         # Rendered for the viewer the page was rendered for (signed by the page's view).
         self.kind = verified_kind(asked["viewer"]) or self.socket_kind
-        watch, slug = asked["watch"], ""
+        watch, slug, list_stands = asked["watch"], "", False
         if watch in ("", "status"):
             return
         if watch == "overview":
@@ -150,8 +150,12 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if found is None:
                 return
             slug = found
+            first_watch = slug not in self.queues
             if watch == "queue" and not await self._watch_queue(slug):
                 return
+            # No event of the queue since the page's list was read (checked once its rows'
+            # changes reach this socket): it stands. A later ask ("read again") reads it.
+            list_stands = first_watch and list_unchanged(slug, asked["list_at"])
             if watch == "job" and not await self._watch_job(slug, asked["id"]):
                 return
             if watch == "job" and asked["flow"]:
@@ -170,7 +174,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         seen = None if snapshot is None else live_render.seen_by(snapshot, self.access)
         if seen is not None:
             await self.send_json(live_render.render(seen, self.kind, self.grouping))
-        if watch == "queue":
+        if watch == "queue" and list_stands:
+            await self.send_json({"type": "list", "queue": slug, "stands": True})
+        elif watch == "queue":
             await self._send_list(slug, asked)
         elif watch == "job":
             await self._send_job(slug, asked["id"])
@@ -382,16 +388,3 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if group != status:
                 await fanout.hub().leave(group, self._deliver)
                 self.groups_joined.discard(group)
-
-
-def _under_session_wrappers(send: Any) -> Any:
-    """The ASGI send beneath Channels' session middleware, for live messages.
-
-    The session wrapper reads the lazy session's state on every message it passes on, though
-    it acts only on HTTP responses; with hundreds of pages, a few messages a second each, that
-    was a tenth of the server's fan-out time. The session was resolved when the socket
-    connected and a live message never changes it.
-    """
-    while isinstance(getattr(send, "__self__", None), InstanceSessionWrapper):
-        send = send.__self__.real_send
-    return send

@@ -52,8 +52,26 @@ class ReaderCounts:
             return None
         return follower.counts.era, follower.counts.events_taken.get(ref, 0)
 
+    def list_position(self, ref: QueueRef) -> str:
+        """Where this process's reader stands in ``ref``'s events (``era:events taken``), as
+        a queue page carries it, or "" when it does not read them. Unlike :meth:`still` it
+        holds while the reader lags: an event it has not taken yet reaches the page's socket
+        as a row's change once taken, the page watching by then."""
+        follower = self.followers.get(ref.connection)
+        if follower is None or not follower.leader or follower.redis_ok is not True:
+            return ""
+        if follower.streams.lost or not follower.streams.follows(ref):
+            return ""
+        return f"{follower.counts.era}:{follower.counts.events_taken.get(ref, 0)}"
+
     @property
     def version(self) -> str:
         """What the page's socket hands back (``era:sequence`` per reader), or "" when some
         of the page's queues were read from Redis: its socket is then sent every count."""
         return " ".join(self.versions) if self.complete and self.versions else ""
+
+
+def list_unchanged(slug: str, list_at: str) -> bool:
+    """Whether this process's reader still stands at ``list_at`` in ``slug``'s events (a
+    queue page's position when its list was read): no event of the queue came since."""
+    return bool(list_at) and list_at == ReaderCounts().list_position(QueueRef.from_slug(slug))

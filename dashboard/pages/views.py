@@ -20,6 +20,7 @@ from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
 from dashboard.health import views as health
 from dashboard.history.overview_columns import add_history_columns
+from dashboard.live.reader_counts import ReaderCounts
 from dashboard.pages import relatives
 from dashboard.pages.htmx import htmx
 from dashboard.pages.job_context import (
@@ -130,6 +131,8 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
         info["pauseReason"] = (await pause_reasons([ref])).get(ref)
     default_state = next((s for s in STATE_TABS if info["counts"][s]), "waiting")
     state, page, per_page, order = job_page_params(preferences.queue_query(request), default_state)
+    # Taken before the list is read: an event between the two makes the socket read it again.
+    list_at = ReaderCounts().list_position(ref)
     result = await read_job_page(ref, state, page, per_page, order)
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     kind = await kind_on_queue(request, ref.slug)
@@ -157,6 +160,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
                     "per_page": result.per_page,
                     "order": result.order,
                     "viewer": sign_kind(kind),
+                    "list_at": list_at,
                 }
             ),
         },

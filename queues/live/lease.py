@@ -2,6 +2,10 @@
 
 Every server process runs a follower; only the one holding the lease reads Redis for live
 updates. If it dies, the lease expires and another process takes it within ``ttl`` seconds.
+
+Every take is counted (``<key>:takes``): a holder whose lease lapsed (its process paused, a
+loaded machine) and who takes it back with the next count knows nobody held it in between, so
+what it read and sent still stands.
 """
 
 from __future__ import annotations
@@ -38,15 +42,17 @@ class Lease:
         # Redis refuses writes (maxmemory): held without a written lease while nobody else
         # holds one, so that live updates go on; several readers at worst send twice.
         self.unwritten = False
-        # The last call kept the lease it already held; False when it took one afresh (after
-        # it had lapsed, another process may have read the streams meanwhile).
+        # The last call kept the lease it already held, or took it back after it lapsed with
+        # nobody else taking it in between; False when another process may have held it.
         self.continued = False
+        self.takes_key = f"{key}:takes"
+        self.took: int | None = None  # the count of takes when this process last took it
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
 
     async def acquire_or_renew(self) -> bool:
         """True while we hold the lease; call it at least every ttl/3."""
-        was_held, lapsed = self.held, False
+        was_held, lapsed, alone = self.held, False, False
         try:
             if self.held and not self.unwritten:
                 renewed = await self._renew(keys=[self.key], args=[self.owner, self.ttl_ms])
@@ -54,13 +60,24 @@ class Lease:
                 lapsed = not renewed
             if not self.held or self.unwritten:
                 taken = await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms)
+                if taken:
+                    alone = await self._count_take()
                 self.held = bool(taken) or (self.unwritten and await self._mine_or_free())
             self.unwritten = False
         except redis.exceptions.OutOfMemoryError:
             self.unwritten = True
             self.held = await self._mine_or_free()
-        self.continued = was_held and self.held and not lapsed
+        self.continued = was_held and self.held and (not lapsed or alone)
         return self.held
+
+    async def _count_take(self) -> bool:
+        """Count this take; True when it directly follows this process's own last take."""
+        count = int(await self.redis.incr(self.takes_key))
+        # Kept a day past the last take: a count that started over only costs a fresh start.
+        await self.redis.pexpire(self.takes_key, 86_400_000)
+        alone = self.took is not None and count == self.took + 1
+        self.took = count
+        return alone
 
     async def _mine_or_free(self) -> bool:
         holder = await self.redis.get(self.key)

@@ -598,6 +598,11 @@
     if (watch.watch !== "queue" || watch.queue !== message.queue || !old) return;
     if (!window.htmx) return;
     var news = document.querySelector("p.news");
+    if (message.stands) {
+      // Nothing happened to the queue since the page read its list: it is Redis's still.
+      if (news) news.hidden = true;
+      return;
+    }
     var incoming = parse(message.html).firstElementChild;
     if (old.dataset.digest && incoming && incoming.dataset.digest === old.dataset.digest) {
       // The same list as shown: nothing is swapped under a finger or the keyboard's focus.

@@ -14,7 +14,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from dashboard.live import channel_groups
-from dashboard.live.consumers import LiveConsumer, _under_session_wrappers
+from dashboard.live.consumers import LiveConsumer
+from dashboard.live.session_send import beneath_sessions
 from tests.support.live_reads import (
     Message,
     _unread,
@@ -219,8 +220,8 @@ async def test_live_messages_go_out_beneath_the_session_middleware() -> None:
     scope = {"type": "websocket", "path": "/ws/bullpen/", "headers": [(b"cookie", b"a=b")]}
     await SessionMiddlewareStack(consumer)(scope, receive, transport_send)
     assert handed["send"] is not transport_send
-    assert _under_session_wrappers(handed["send"]) is transport_send
-    assert _under_session_wrappers(transport_send) is transport_send
+    assert beneath_sessions(handed["send"]) is transport_send
+    assert beneath_sessions(transport_send) is transport_send
 
 
 async def test_the_first_job_message_matches_the_page_part_for_part(

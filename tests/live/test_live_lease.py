@@ -23,14 +23,22 @@ async def lapse(redis_client: Any, key: str) -> None:
         await asyncio.sleep(0.02)
 
 
-async def test_a_lease_taken_again_after_it_lapsed_is_not_continued(redis_client: Any) -> None:
+async def test_a_lease_taken_again_after_it_lapsed_is_continued_only_if_nobody_held_it(
+    redis_client: Any,
+) -> None:
     lease = Lease(get_client(), "bullpen:test:lease", ttl_ms=200)
     assert await lease.acquire_or_renew()
     assert not lease.continued  # taken, not kept
     assert await lease.acquire_or_renew()
     assert lease.continued  # renewed in time
     await lapse(redis_client, lease.key)
-    assert await lease.acquire_or_renew()  # nobody else took it: ours again, but afresh
+    assert await lease.acquire_or_renew()  # nobody else took it: what it read still stands
+    assert lease.continued
+    await lapse(redis_client, lease.key)
+    other = Lease(get_client(), lease.key, ttl_ms=200)
+    assert await other.acquire_or_renew()  # another process held it meanwhile
+    await other.release()
+    assert await lease.acquire_or_renew()
     assert not lease.continued
     await lease.release()
 
@@ -42,9 +50,16 @@ async def test_a_holder_knows_its_lease_only_for_its_time_to_live(redis_client: 
     assert leadership.holds()
     assert not await leadership.renew(get_client())  # kept: nothing new
     # Paused past its time to live without renewing: it still thinks itself the reader, but
-    # no longer surely holds the lease; taking it again afresh counts as becoming the reader.
+    # no longer surely holds the lease. Taken back with nobody in between, it goes on as the
+    # reader; taken back after another process held it, it becomes the reader afresh.
     await lapse(redis_client, key)
     assert leadership.leader and not leadership.holds()
+    assert not await leadership.renew(get_client())
+    assert leadership.holds()
+    await lapse(redis_client, key)
+    other = Lease(get_client(), key, ttl_ms=200)
+    assert await other.acquire_or_renew()
+    await other.release()
     assert await leadership.renew(get_client())
     assert leadership.holds()
     await leadership.release()
