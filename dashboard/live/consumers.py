@@ -21,7 +21,7 @@ from dashboard.auth.principal import from_scope, refreshed
 from dashboard.auth.viewer import ViewerKind, verified_kind, viewer_kind
 from dashboard.forms.answer import valid
 from dashboard.forms.watch import WatchForm
-from dashboard.live import channel_groups, fanout, present, socket_auth, socket_limits
+from dashboard.live import channel_groups, fanout, frames, present, socket_auth, socket_limits
 from dashboard.live import render as live_render
 from dashboard.live.present import SNAPSHOT_ERRORS
 from dashboard.live.reader_counts import list_unchanged
@@ -83,6 +83,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.kind = self.socket_kind
         await self.accept()
         self._live_send = beneath_sessions(self.base_send)
+        protocol = frames.protocol_beneath(self._live_send)
+        self._frames = None if protocol is None else frames.writes_frames(protocol, self._tally)
         await self._follow_sign_out()
         self.recheck = asyncio.ensure_future(self._recheck_every(self.limits.auth_recheck_interval))
         # The services start with the server; where its start is not hooked, with this page.
@@ -346,9 +348,12 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     def _grouping(self) -> Grouping:
         return self.grouping
 
+    def _tally(self, group: str) -> None:
+        self.delivered[group] = self.delivered.get(group, 0) + 1
+
     async def _deliver(self, group: str, text: str) -> None:
         """A live message for this page (from the process's hub, already encoded)."""
-        self.delivered[group] = self.delivered.get(group, 0) + 1
+        self._tally(group)
         try:
             await self._live_send({"type": "websocket.send", "text": text})
         except Exception:  # the socket closed under us: stop watching now, not never
@@ -357,9 +362,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def _join(self, topic: tuple[str, ...]) -> None:
         group = channel_groups.group_name(topic)
         if group not in self.groups_joined:
-            await fanout.hub().join(
-                group, self._deliver, self.kind, self.language, self._access, self._grouping
-            )
+            member = (self.kind, self.language, self._access, self._grouping, self._frames)
+            await fanout.hub().join(group, self._deliver, *member)
             self.groups_joined.add(group)
 
     async def _leave_all(self) -> None:

@@ -25,7 +25,8 @@ from django.utils import translation
 
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess
 from dashboard.auth.viewer import ViewerKind
-from dashboard.live import render
+from dashboard.live import frames, render
+from dashboard.live.frames import FrameWriter
 from dashboard.services import registry
 from dashboard.services.registry import Slot
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
@@ -39,6 +40,9 @@ Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
 BEAT_NOT_NEEDED_WITHIN = 2.0
 AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
 GroupingOf = Callable[[], render.Grouping]  # how an overview page groups its queues now
+# Who a member is and how it is sent to: viewer kind, language, access, grouping, and the
+# writer of framed messages under daphne.
+Member = tuple[ViewerKind, str, AccessOf, GroupingOf, "FrameWriter | None"]
 
 
 def everything() -> QueueAccess:
@@ -53,7 +57,7 @@ class Hub:
     def __init__(self) -> None:
         # Each member's viewer kind, page language, queue access and grouping: who may be sent
         # what, and how.
-        self.members: dict[str, dict[Deliver, tuple[ViewerKind, str, AccessOf, GroupingOf]]] = {}
+        self.members: dict[str, dict[Deliver, Member]] = {}
         self.channel: str | None = None
         # When each page was last sent anything (monotonic seconds).
         self.last_sent: dict[Deliver, float] = {}
@@ -68,7 +72,9 @@ class Hub:
         language: str = "en",
         access_of: AccessOf = everything,
         grouping_of: GroupingOf = ungrouped,
+        writer: FrameWriter | None = None,
     ) -> None:
+        """``writer``: writes a message framed once (frames.py) where the server allows it."""
         layer = get_channel_layer()
         async with self._lock:
             if layer is not None and self.channel is None:
@@ -78,7 +84,7 @@ class Hub:
                 self.members[group] = {}
                 if layer is not None and self.channel is not None:
                     await layer.group_add(group, self.channel)
-            self.members[group][deliver] = (kind, language, access_of, grouping_of)
+            self.members[group][deliver] = (kind, language, access_of, grouping_of, writer)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -123,8 +129,9 @@ class Hub:
         heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
         narrowed: dict[Hashable, LiveMessage | None] = {}
         texts: dict[tuple[Hashable, str, str], str] = {}
+        framed: dict[str, Any] = {}
         variants: dict[tuple[Hashable, ViewerKind, render.Grouping], str] = {}
-        for deliver, (kind, language, access_of, grouping_of) in list(members.items()):
+        for deliver, (kind, language, access_of, grouping_of, writer) in list(members.items()):
             if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
                 continue
             try:
@@ -146,6 +153,11 @@ class Hub:
                         text = render.encode(seen, kind, grouping)
                     texts[audience, key, language] = text
                 self.last_sent[deliver] = now
+                if writer is not None:
+                    if text not in framed:
+                        framed[text] = frames.frame(text)
+                    if writer(group, framed[text]):
+                        continue
                 await deliver(group, text)
             except Exception:  # one broken socket must not stop the others' updates
                 log.debug("live message not delivered", exc_info=True)
