@@ -44,6 +44,14 @@ def main() -> int:
     ap.add_argument("--queues", type=int, default=2000, help="queues to seed (default 2000)")
     ap.add_argument("--redis", help="an already seeded Redis: nothing is started or seeded")
     ap.add_argument("--quiet", type=float, default=35.0, help="seconds with nobody watching")
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="seconds after the first open before the live steps (a reader that starts at "
+        "50,000 queues reads their counts over a minute)",
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="times each live view is measured")
     args = ap.parse_args()
     started: list[subprocess.Popen[bytes]] = []
 
@@ -135,9 +143,10 @@ def main() -> int:
                 "first open in Chromium (+4 s)",
                 lambda: (page.goto(f"{base}/queues/"), page.wait_for_timeout(4000)),
             )
-            page.wait_for_timeout(3000)
-            step("GET /queues/ while live", lambda: get("/queues/"))
-            step("GET api/queues/ while live", lambda: get("/queues/api/queues/"))
+            page.wait_for_timeout(args.settle * 1000)
+            for _ in range(args.repeats):
+                step("GET /queues/ while live", lambda: get("/queues/"))
+                step("GET api/queues/ while live", lambda: get("/queues/api/queues/"))
             second = browser.new_page()
             step(
                 "second open in Chromium while live (+2 s)",

@@ -66,6 +66,8 @@ class LiveCounts:
         # Each queue's last exact read as a whole (its meta: limits, version), for pages
         # served from what the reader knows.
         self.summaries: dict[QueueRef, QueueSummary] = {}
+        # Each queue's summary as pages were last given it, and the exact read it came from.
+        self.shown: dict[QueueRef, tuple[QueueSummary, QueueSummary]] = {}
         # What pages were sent, versioned: every message of changed counts is the next
         # sequence number, and each queue remembers the one that last changed it, so that a page
         # rendered at one version is sent only what changed after. ``era`` changes whenever the
@@ -152,9 +154,14 @@ class LiveCounts:
         due = self.resync_at.get(ref)
         if due is not None and due < time.monotonic() - slack:
             return None
-        return dataclasses.replace(
-            summary, counts=self.estimates.counts(ref), paused=self.estimates.paused(ref)
-        )
+        counts, paused = self.estimates.counts(ref), self.estimates.paused(ref)
+        # The same summary while the counts stay: a view of 50,000 queues makes no copies.
+        base, shown = self.shown.get(ref, (None, None))
+        if base is summary and shown and shown.counts == counts and shown.paused == paused:
+            return shown
+        shown = dataclasses.replace(summary, counts=counts, paused=paused)
+        self.shown[ref] = (summary, shown)
+        return shown
 
     def reason_of(self, ref: QueueRef) -> str | None:
         """Why ``ref`` was paused, as the reader last read it (None: not read)."""
@@ -211,6 +218,7 @@ class LiveCounts:
     def _new_era(self) -> None:
         self.totals.clear()
         self.summaries.clear()
+        self.shown.clear()
         self.changed_at.clear()
         self.unread.clear()
         self.era = secrets.token_hex(4)
@@ -223,6 +231,7 @@ class LiveCounts:
         for ref in set(self.last_sent) - set(queues):
             self._count_in(self.last_sent.pop(ref, None), -1)
             self.summaries.pop(ref, None)
+            self.shown.pop(ref, None)
             self.changed_at.pop(ref, None)
             self.estimates.forget(ref)
         self.queues = list(queues)
