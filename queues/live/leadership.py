@@ -50,9 +50,10 @@ class Leadership:
 
     async def renew(self, redis: aioredis.Redis) -> bool:
         """Take or keep the lease; True when this process has just become the reader, or
-        took the lease again after it had lapsed (another process may have read meanwhile)."""
+        took the lease again after it had lapsed (another process may have read meanwhile).
+        A lease kept through a failed pass (a timeout) is no new reader: its streams and
+        counts go on, or a reader of 50,000 queues would start over at every slow answer."""
         lease = self._lease_on(redis)
-        was_leader = self.leader
         asked_at = time.monotonic()
         self.leader = await lease.acquire_or_renew()
         if self.leader:
@@ -63,7 +64,7 @@ class Leadership:
             )
         else:
             self.status.accepted("lease")
-        return self.leader and not (was_leader and lease.continued)
+        return self.leader and not lease.continued
 
     async def keep_alive(self, redis: aioredis.Redis) -> None:
         """Renew the lease every third of its time while it is ours, beside the passes that
