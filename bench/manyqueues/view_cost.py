@@ -10,9 +10,11 @@ Steps: start a throw-away ``redis-server`` and seed it with ``bench/node/seed_ma
 use ``--redis``, already seeded); start Bullpen (``./run serve``); wait ``--quiet`` seconds with
 nobody watching; then count Redis's commands (``INFO commandstats``, by command) and time each
 of: a view of ``/queues/`` with nobody watching; a first open in Chromium (page, socket and a
-reader that wakes, counted for 4 s); a view of the page and of ``api/queues/`` while that page
-watches; a second page opened in Chromium while live. Other work on the server runs inside
-every window (the reader, alert passes): the figures are an upper bound of a view's own cost.
+reader that wakes, counted for 4 s); after ``--settle`` seconds, ``--repeats`` times: a view of
+the page and of ``api/queues/`` while that page watches, and a page load in a fresh context
+(network idle, requests, HTML); a second page opened in Chromium while live. Other work on the
+server runs inside every window (the reader, alert passes): the figures are an upper bound of a
+view's own cost.
 Prints one line per step and stops every process it started.
 """
 
@@ -36,7 +38,7 @@ REPO_DIR = MANY_DIR.parent.parent
 sys.path[:0] = [str(MANY_DIR.parent), str(MANY_DIR)]
 
 from http_bench import free_port  # noqa: E402 - bench/ is on sys.path only from here on
-from page_load import CHROMIUM_ARGS, CHROMIUM_PATH  # noqa: E402
+from page_load import CHROMIUM_ARGS, CHROMIUM_PATH, measure, open_page  # noqa: E402
 
 
 def main() -> int:
@@ -44,6 +46,14 @@ def main() -> int:
     ap.add_argument("--queues", type=int, default=2000, help="queues to seed (default 2000)")
     ap.add_argument("--redis", help="an already seeded Redis: nothing is started or seeded")
     ap.add_argument("--quiet", type=float, default=35.0, help="seconds with nobody watching")
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="seconds after the first open before the live steps (a reader that starts at "
+        "50,000 queues reads their counts over a minute)",
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="times each live view is measured")
     args = ap.parse_args()
     started: list[subprocess.Popen[bytes]] = []
 
@@ -135,9 +145,19 @@ def main() -> int:
                 "first open in Chromium (+4 s)",
                 lambda: (page.goto(f"{base}/queues/"), page.wait_for_timeout(4000)),
             )
-            page.wait_for_timeout(3000)
-            step("GET /queues/ while live", lambda: get("/queues/"))
-            step("GET api/queues/ while live", lambda: get("/queues/api/queues/"))
+            page.wait_for_timeout(args.settle * 1000)
+            for _ in range(args.repeats):
+                step("GET /queues/ while live", lambda: get("/queues/"))
+                step("GET api/queues/ while live", lambda: get("/queues/api/queues/"))
+            for _ in range(args.repeats):
+                opened = open_page(browser, f"{base}/queues/", timeout_s=60, quiet_s=1.0)
+                load = measure(opened)
+                opened.close()
+                print(
+                    f"page opened in Chromium while live: network idle {load.network_idle_ms} ms, "
+                    f"{load.requests} requests, HTML {load.html_body_bytes} bytes",
+                    flush=True,
+                )
             second = browser.new_page()
             step(
                 "second open in Chromium while live (+2 s)",

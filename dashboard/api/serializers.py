@@ -10,10 +10,11 @@ from queues.reads.counts import QueueSummary
 
 
 def queue_json(summary: QueueSummary) -> dict[str, Any]:
-    options = queue_options(summary.ref.slug)
+    slug = summary.ref.slug  # worked out once: the overview makes this for every queue
+    options = queue_options(slug)
     return {
-        **summary.as_json(),
-        "readOnly": is_read_only(summary.ref.slug),
+        **summary.as_json(slug),
+        "readOnly": is_read_only(slug),
         "displayName": options.get("display_name") or summary.ref.name,
         "description": options.get("description", ""),
     }

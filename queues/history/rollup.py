@@ -9,6 +9,8 @@ reader rolls them up from the same sketches, which are kept longer than they tak
 
 from __future__ import annotations
 
+import time
+
 import redis.asyncio as aioredis
 
 from queues.history.record import dumps_span, dumps_total
@@ -30,6 +32,9 @@ from queues.reads.keys import QueueRef
 ROLL_AFTER_MS = 120_000
 # How often the reader looks for spans to roll up.
 EVERY_MS = 60_000
+# Seconds one call walks queues at most (a round trip or two each): a walk of 50,000 queues
+# goes on over the live reader's passes after it, which must end soon enough to renew its lease.
+WALK_S = 0.2
 
 
 class Rollups:
@@ -38,18 +43,27 @@ class Rollups:
         self.active: dict[QueueRef, int] = {}
         self.done: dict[QueueRef, set[tuple[str, int]]] = {}
         self.next_at = 0
+        self.walk: list[QueueRef] = []  # the queues the walk under way has still to look at
 
     def note_active(self, newest: dict[QueueRef, int]) -> None:
         for ref, minute in newest.items():
             self.active[ref] = max(minute, self.active.get(ref, minute))
 
     async def run(self, redis: aioredis.Redis, now_ms: int, *, force: bool = False) -> int:
-        """Roll up what is due; the number of spans written."""
-        if now_ms < self.next_at and not force:
-            return 0
-        self.next_at = now_ms + EVERY_MS
+        """Roll up what is due, for ``WALK_S`` at most (all of it with ``force``); the number of
+        spans written."""
+        if not self.walk or force:
+            if now_ms < self.next_at and not force:
+                return 0
+            self.next_at = now_ms + EVERY_MS
+            self.walk = list(self.active)
         written = 0
-        for ref, newest in list(self.active.items()):
+        until = time.monotonic() + WALK_S
+        while self.walk and (force or time.monotonic() < until):
+            ref = self.walk.pop()
+            newest = self.active.get(ref)
+            if newest is None:
+                continue
             if newest < now_ms - 2 * DAY_MS:
                 del self.active[ref]
                 self.done.pop(ref, None)

@@ -45,6 +45,7 @@ class LiveCounts:
         resync_interval: float,
         quiet_reads_per_second: float = 5.0,
         quiet_after: float = 30.0,
+        batch: int = 2000,
     ) -> None:
         self.outbox = outbox
         self.watching = watching
@@ -65,6 +66,8 @@ class LiveCounts:
         # Each queue's last exact read as a whole (its meta: limits, version), for pages
         # served from what the reader knows.
         self.summaries: dict[QueueRef, QueueSummary] = {}
+        # Each queue's summary as pages were last given it, and the exact read it came from.
+        self.shown: dict[QueueRef, tuple[QueueSummary, QueueSummary]] = {}
         # What pages were sent, versioned: every message of changed counts is the next
         # sequence number, and each queue remembers the one that last changed it, so that a page
         # rendered at one version is sent only what changed after. ``era`` changes whenever the
@@ -80,6 +83,11 @@ class LiveCounts:
         # read says which of them it includes.
         self.reading: dict[QueueRef, list[QueueEvent]] = {}
         self.queues: list[QueueRef] = []  # every queue, as the last full refresh found them
+        # Queues one exact read names at most: each is a round trip that must answer within
+        # the Redis timeout, and a pass must end soon enough to renew the lease. The queues a
+        # full refresh found unknown beyond one batch are read in the passes after it.
+        self.batch = max(1, batch)
+        self.unread: list[QueueRef] = []
         self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
         # Read in batches of up to a second's worth: one pipelined round trip each.
         self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
@@ -146,9 +154,14 @@ class LiveCounts:
         due = self.resync_at.get(ref)
         if due is not None and due < time.monotonic() - slack:
             return None
-        return dataclasses.replace(
-            summary, counts=self.estimates.counts(ref), paused=self.estimates.paused(ref)
-        )
+        counts, paused = self.estimates.counts(ref), self.estimates.paused(ref)
+        # The same summary while the counts stay: a view of 50,000 queues makes no copies.
+        base, shown = self.shown.get(ref, (None, None))
+        if base is summary and shown and shown.counts == counts and shown.paused == paused:
+            return shown
+        shown = dataclasses.replace(summary, counts=counts, paused=paused)
+        self.shown[ref] = (summary, shown)
+        return shown
 
     def reason_of(self, ref: QueueRef) -> str | None:
         """Why ``ref`` was paused, as the reader last read it (None: not read)."""
@@ -205,7 +218,9 @@ class LiveCounts:
     def _new_era(self) -> None:
         self.totals.clear()
         self.summaries.clear()
+        self.shown.clear()
         self.changed_at.clear()
+        self.unread.clear()
         self.era = secrets.token_hex(4)
         self.sequence = 0
 
@@ -216,6 +231,7 @@ class LiveCounts:
         for ref in set(self.last_sent) - set(queues):
             self._count_in(self.last_sent.pop(ref, None), -1)
             self.summaries.pop(ref, None)
+            self.shown.pop(ref, None)
             self.changed_at.pop(ref, None)
             self.estimates.forget(ref)
         self.queues = list(queues)
@@ -227,7 +243,10 @@ class LiveCounts:
             if not self.estimates.known(ref)
             or (ref.slug in watched and now - self.read_at.get(ref, 0) >= self.resync_interval)
         ]
-        await self.read_exact(stale)
+        # The rows open overviews show first.
+        stale.sort(key=lambda ref: ref.slug not in self.watching.shown)
+        self.unread = stale[self.batch :]
+        await self.read_exact(stale[: self.batch])
         # ``everything``: changed or not, for pages that may have missed a message.
         self._send(queues, 0, everything=everything)
 
@@ -249,7 +268,11 @@ class LiveCounts:
         await self.read_exact(oldest)
 
     async def flush(self) -> None:
-        """Re-read the queues that are due, and send the counts the events moved."""
+        """Read the next batch of queues the last full refresh left unread, re-read the queues
+        that are due, and send the counts the events moved."""
+        if self.unread:
+            batch, self.unread = self.unread[: self.batch], self.unread[self.batch :]
+            await self.read_exact([ref for ref in batch if not self.estimates.known(ref)])
         now = time.monotonic()
         due = {
             ref for ref in self.uncertain if now - self.read_at.get(ref, 0) >= self.counts_interval
@@ -262,8 +285,18 @@ class LiveCounts:
             await self._read_reasons(list(moved))
             self._send(list(moved), min(moved.values()))
 
+    async def read_new(self, refs: list[QueueRef]) -> None:
+        """Read newly followed queues: a batch now, the others in the passes after."""
+        self.unread.extend(refs[self.batch :])
+        await self.read_exact(refs[: self.batch])
+
     async def read_exact(self, refs: list[QueueRef]) -> None:
-        """Re-read ``refs``' counts, make them the estimates' new base, and send what changed."""
+        """Re-read ``refs``' counts, make them the estimates' new base, and send what changed:
+        one round trip per ``batch`` queues."""
+        for start in range(0, len(refs), self.batch):
+            await self._read_batch(refs[start : start + self.batch])
+
+    async def _read_batch(self, refs: list[QueueRef]) -> None:
         if not refs:
             return
         taken = {ref: self.events_taken.get(ref, 0) for ref in refs}

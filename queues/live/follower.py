@@ -60,8 +60,8 @@ from queues.throughput.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
-# Seconds beyond one blocking read and its pause within which the reader must have caught up
-# for this process's counts to be handed to a page as they are.
+# Seconds beyond one read's wait and its pause within which the reader must have caught up for
+# this process's counts to be handed to a page as they are.
 READER_SLACK = 1.0
 
 
@@ -107,7 +107,7 @@ class Follower:
             status=self.status,
         )
         self.watching = Watching(self.connection)
-        self.streams = StreamReader(s.block_ms, s.read_pause, self.connection)
+        self.streams = StreamReader(s.block_ms, s.read_pause, self.connection, s.read_share)
         self.counts = LiveCounts(
             self.outbox,
             self.watching,
@@ -115,6 +115,7 @@ class Follower:
             s.resync_interval,
             s.quiet_reads_per_second,
             quiet_after=s.full_refresh,
+            batch=s.exact_batch,
         )
         self.rows = RowChanges(self.outbox, self.watching, s.row_reads_per_second)
         self.stuck = StuckChecks(self.outbox, self.watching, self.connection)
@@ -161,12 +162,10 @@ class Follower:
         events: it surely holds the lease, Redis answers, and its reader has read everything
         the streams held within a read's time. A process paused longer than the lease (a stop
         signal, a long collection, a stalled VM) or one that does not read holds old ones."""
-        s = self.settings
-        within = s.block_ms / 1000 + self.streams.read_pause + READER_SLACK
         return (
             self.leadership.holds()
             and self.status.ok is True
-            and self.streams.caught_up_within(within)
+            and self.streams.caught_up_within(READER_SLACK)
         )
 
     def snapshot(self, slug: str | None = None, version: str | None = None) -> LiveMessage | None:
@@ -198,9 +197,11 @@ class Follower:
         reader = asyncio.ensure_future(
             self.streams.read_forever(self._may_read, self._take, self._read_failed, self.wake)
         )
+        keeper = asyncio.ensure_future(self.leadership.keep_alive(self.probe))
         try:
             await self._housekeep_forever()
         finally:
+            await cancel_and_wait(keeper)
             await cancel_and_wait(reader)
             await self.streams.reset()
             await self.leadership.release()

@@ -88,7 +88,7 @@ class QueueFollowing:
 
     async def _follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         await self.streams.follow(redis, new)
-        await self.counts.read_exact(new)
+        await self.counts.read_new(new)
         followed = {ref.slug for ref in new if self.streams.follows(ref)}
         for slug in followed & self.watching.queues:
             self.outbox.emit(("queue", slug), followed_message(slug))

@@ -9,6 +9,7 @@ on, and its owner token names the process in the interest hash.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import time
@@ -49,9 +50,10 @@ class Leadership:
 
     async def renew(self, redis: aioredis.Redis) -> bool:
         """Take or keep the lease; True when this process has just become the reader, or
-        took the lease again after it had lapsed (another process may have read meanwhile)."""
+        took the lease again after it had lapsed (another process may have read meanwhile).
+        A lease kept through a failed pass (a timeout) is no new reader: its streams and
+        counts go on, or a reader of 50,000 queues would start over at every slow answer."""
         lease = self._lease_on(redis)
-        was_leader = self.leader
         asked_at = time.monotonic()
         self.leader = await lease.acquire_or_renew()
         if self.leader:
@@ -62,7 +64,21 @@ class Leadership:
             )
         else:
             self.status.accepted("lease")
-        return self.leader and not (was_leader and lease.continued)
+        return self.leader and not lease.continued
+
+    async def keep_alive(self, redis: aioredis.Redis) -> None:
+        """Renew the lease every third of its time while it is ours, beside the passes that
+        renew it too: a pass that waits on Redis longer than the lease (following 50,000
+        queues at once) must not lose it. Taking it afresh stays the passes' (they start
+        again from the streams' ends then); a paused process still loses it."""
+        while True:
+            await asyncio.sleep(self.lease_ttl_ms / 3000)
+            if not self.leader:
+                continue
+            asked_at = time.monotonic()
+            with contextlib.suppress(*REDIS_ERRORS, ResponseError):
+                if await self._lease_on(redis).extend():
+                    self.confirmed_at = asked_at
 
     def holds(self) -> bool:
         """The lease is surely this process's now: it was confirmed less than its time to

@@ -79,6 +79,12 @@ class Lease:
         self.took = count
         return alone
 
+    async def extend(self) -> bool:
+        """Renew the lease while it is still ours, without taking it afresh: True when renewed."""
+        if not self.held or self.unwritten:
+            return False
+        return bool(await self._renew(keys=[self.key], args=[self.owner, self.ttl_ms]))
+
     async def _mine_or_free(self) -> bool:
         holder = await self.redis.get(self.key)
         return holder is None or holder == self.owner

@@ -48,6 +48,12 @@ class LiveSettings:
     stuck_interval: float = 10.0
     interest_interval: float = 1.0
     block_ms: int = 1000
+    # Event streams one XREAD names at most: past it they are read in shares of this many,
+    # without blocking, every streams.POLL_S while nothing comes (streams.py).
+    read_share: int = 10_000
+    # Queues one exact read of counts names at most (one round trip): a full refresh reads
+    # at most this many unknown queues a pass, the rest in the passes after it.
+    exact_batch: int = 2000
     lease_ttl_ms: int = 5000
     # The reader's heartbeat to the pages: pages that miss three mark their figures stale.
     heartbeat_interval: float = 2.0

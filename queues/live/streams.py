@@ -1,10 +1,14 @@
 """Reading the followed queues' BullMQ event streams: one blocking XREAD for all of them, each
 resumed from the last id read, on a connection of its own (a blocked read holds it).
 
-In a Redis Cluster one command may only name keys of one slot. When every followed queue shares
-a slot (a hash tag in the prefix, ``{bull}``) the one blocking XREAD stays; when the queues are
-spread over slots (``{tenant-1}`` in the names) each slot's streams are read without blocking,
-all in one pipeline, every ``CLUSTER_POLL_S`` seconds while nothing comes.
+An XREAD's cost grows faster than the streams it names (at 50,000 streams one took 0.3-0.6 s
+of Redis's time, and its block as long again to set up and undo), and Redis serves nobody else
+meanwhile. Past ``share`` streams they are read in shares of at most that many, each its own
+XREAD without blocking (a few milliseconds each), all in one pipeline, every ``POLL_S``
+seconds while nothing comes. So are a Redis Cluster's: one command may only name keys of one
+slot, so when the queues are spread over slots (``{tenant-1}`` in the names) each slot's streams
+are a share of their own; when every followed queue shares a slot (a hash tag in the prefix,
+``{bull}``) and they are few enough, the one blocking XREAD stays.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from queues.redis import fastpipe
 from queues.redis.clients import new_client
 from queues.redis.cluster import is_cluster
 
-CLUSTER_POLL_S = 0.5
+POLL_S = 0.5
 READ_COUNT = 1000  # entries of one stream one read returns at most
 
 TakeEvent = Callable[[QueueRef, QueueEvent], None]
@@ -36,9 +40,12 @@ ReadFailed = Callable[[str], Awaitable[None]]
 
 
 class StreamReader:
-    def __init__(self, block_ms: int, read_pause: float, connection: str | None = None) -> None:
+    def __init__(
+        self, block_ms: int, read_pause: float, connection: str | None = None, share: int = 10_000
+    ) -> None:
         self.connection = connection  # the Redis read (None: the default one)
         self.block_ms = block_ms
+        self.share = max(1, share)  # streams one XREAD names at most
         # Least time from one read's start to the next's after it returned events: a busy
         # stream is read in batches, while an event after a quiet spell goes out at once.
         self.read_pause = read_pause
@@ -48,13 +55,28 @@ class StreamReader:
         # When a read last returned everything the streams held (monotonic): the counts were
         # as current as the events then.
         self.caught_up_at = -math.inf
+        # How long the last read took (s): in shares, the reads come that far apart and more.
+        self.read_time = 0.0
+        # The shares' XREADs as last built, with their RESP, by the streams they name.
+        self._shares: list[_Share] | None = None
         self._client: aioredis.Redis | None = None
         # The Redis Cluster masters whose streams the last read could not reach ("": none).
         self.lost = ""
 
-    def caught_up_within(self, seconds: float) -> bool:
-        """A read returned everything the streams held less than ``seconds`` ago."""
-        return time.monotonic() - self.caught_up_at < seconds
+    def caught_up_within(self, slack: float) -> bool:
+        """A read returned everything the streams held less than one read's wait (its block,
+        or the pause between reads in shares and the time the last one took), ``read_pause``
+        and ``slack`` seconds ago."""
+        if self._one_read():
+            wait = self.block_ms / 1000
+        else:
+            wait = POLL_S + self.read_time
+        return time.monotonic() - self.caught_up_at < wait + self.read_pause + slack
+
+    @property
+    def shares(self) -> int:
+        """XREADs one read of the streams makes (1: one blocking read of them all)."""
+        return len(self._shares) if self._shares else 1
 
     def follows(self, ref: QueueRef) -> bool:
         return ref.key("events") in self.refs
@@ -62,8 +84,12 @@ class StreamReader:
     async def follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         """Follow ``new`` queues' streams from their current ends: what came before is in
         the counts."""
-        if not new:
-            return
+        for start in range(0, len(new), self.share):
+            await self._follow_share(redis, new[start : start + self.share])
+        if new:
+            self._shares = None
+
+    async def _follow_share(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         try:
             tails = await fastpipe.execute(
                 redis, [("XREVRANGE", ref.key("events"), "+", "-", "COUNT", 1) for ref in new]
@@ -82,6 +108,7 @@ class StreamReader:
         self._quiet = True
         self.refs.clear()
         self.last_ids.clear()
+        self._shares = None
         self.caught_up_at = -math.inf
 
     async def read_forever(
@@ -102,6 +129,7 @@ class StreamReader:
                     )
                 asked_at = time.monotonic()
                 reply = await self._read(self._client)
+                self.read_time = time.monotonic() - asked_at
             except REDIS_ERRORS as error:
                 await self.reset()
                 await failed(str(error))
@@ -116,6 +144,7 @@ class StreamReader:
                 for stream_id, fields in entries:
                     self.last_ids[stream_key] = stream_id
                     take(ref, parse_entry(stream_id, fields))
+                self._moved(stream_key)
             if whole:
                 self.caught_up_at = asked_at
             if not reply:
@@ -137,25 +166,23 @@ class StreamReader:
             return 0.0
         return max(0.0, self.read_pause - (now - asked_at))
 
+    def _one_read(self) -> bool:
+        return len(self.refs) <= self.share and (self._shares is None or len(self._shares) < 2)
+
     async def _read(self, client: aioredis.Redis) -> list[Any]:
-        by_slot = _by_slot(list(self.refs)) if is_cluster(client) else None
-        if by_slot is None or len(by_slot) == 1:
+        if self._shares is None:
+            self._shares = _shares(list(self.refs), self.share, is_cluster(client))
+        if len(self._shares) == 1 and len(self.refs) <= self.share:
             streams: dict[Any, Any] = {key: self.last_ids.get(key, "$") for key in self.refs}
             return list(await client.xread(streams, count=READ_COUNT, block=self.block_ms) or [])
-        commands = [
-            (
-                "XREAD",
-                "COUNT",
-                READ_COUNT,
-                "STREAMS",
-                *keys,
-                *(self.last_ids.get(key, "$") for key in keys),
-            )
-            for keys in by_slot.values()
-        ]
-        # Each master's share on its own: one that is down answers its share with the error,
-        # and the others' events still flow (the status names the lost master).
-        replies = await fastpipe.execute(client, commands)
+        for share in self._shares:
+            if share.packed is None:
+                share.build(self.last_ids)
+        commands = [share.command for share in self._shares]
+        packed = b"".join(share.packed or b"" for share in self._shares)
+        # Each share on its own: a Cluster master that is down answers its shares with the
+        # error, and the others' events still flow (the status names the lost master).
+        replies = await fastpipe.execute(client, commands, packed)
         lost = sorted({reply.node for reply in replies if isinstance(reply, NodeUnreachable)})
         self.lost = ", ".join(lost)
         found = []
@@ -169,8 +196,15 @@ class StreamReader:
             for stream_key, entries in pairs:
                 found.append([stream_key, [(id_, _as_fields(fields)) for id_, fields in entries]])
         if not found:
-            await asyncio.sleep(CLUSTER_POLL_S)
+            await asyncio.sleep(POLL_S)
         return found
+
+    def _moved(self, stream_key: str) -> None:
+        """``stream_key``'s last id moved: its share's XREAD is built again before the next."""
+        for share in self._shares or ():
+            if stream_key in share.keys:
+                share.packed = None
+                return
 
     async def reset(self) -> None:
         """Drop the reading connection (a new one is made for the next read)."""
@@ -188,8 +222,28 @@ def _as_fields(fields: Any) -> dict[str, str]:
     return dict(zip(flat[0::2], flat[1::2], strict=True))
 
 
-def _by_slot(keys: list[str]) -> dict[int, list[str]]:
-    slots: dict[int, list[str]] = {}
+class _Share:
+    """Some streams read by one XREAD without blocking, its RESP kept while their ids stay."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = frozenset(keys)
+        self.ordered = keys
+        self.command: tuple[Any, ...] = ()
+        self.packed: bytes | None = None
+
+    def build(self, last_ids: dict[str, str]) -> None:
+        ids = (last_ids.get(key, "$") for key in self.ordered)
+        self.command = ("XREAD", "COUNT", READ_COUNT, "STREAMS", *self.ordered, *ids)
+        self.packed = fastpipe.pack_uncached([self.command])
+
+
+def _shares(keys: list[str], size: int, cluster: bool) -> list[_Share]:
+    """``keys`` in shares of at most ``size``, each within one Cluster slot on a Cluster."""
+    groups: dict[int, list[str]] = {}
     for key in keys:
-        slots.setdefault(key_slot(key.encode()), []).append(key)
-    return slots
+        groups.setdefault(key_slot(key.encode()) if cluster else 0, []).append(key)
+    return [
+        _Share(group[start : start + size])
+        for group in groups.values()
+        for start in range(0, len(group), size)
+    ]

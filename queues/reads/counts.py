@@ -42,11 +42,12 @@ class QueueSummary:
     # master is down), or None: such a summary holds no counts and is not listed.
     unreachable: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, slug: str | None = None) -> dict[str, Any]:
+        """``slug``: the queue's, when the caller has it already."""
         return {
             "name": self.ref.name,
             "prefix": self.ref.prefix,
-            "slug": self.ref.slug,
+            "slug": self.ref.slug if slug is None else slug,
             "connection": self.ref.connection,
             "paused": self.paused,
             "counts": self.counts,
