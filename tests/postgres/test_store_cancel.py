@@ -1,7 +1,8 @@
 """Cancel from the API on a PostgreSQL store: ``runqueueworker --connection pg`` hears the
 request on the store (``NOTIFY bullpen_cancel``) and fails the job it runs through BullMQ's
-Postgres functions, for good or, with ``retry``, as an attempt that runs again; read back
-through Node. A job whose worker does not listen is left running, and the request says so."""
+Postgres functions, for good or, with ``retry``, as an attempt that runs again, also on a site
+with no Redis at all; read back through Node. A job whose worker does not listen is left
+running, and the request says so."""
 
 from __future__ import annotations
 
@@ -27,16 +28,19 @@ QUEUE = "proc-pg-cancel"
 @pytest.fixture
 def pg_worker(
     redis_server: RedisServer, postgres_url: str, tmp_path: Path
-) -> Iterator[Callable[[], WorkerProcess]]:
-    """A worker process of the site on the test PostgreSQL, working ``proc-pg-cancel``."""
+) -> Iterator[Callable[..., WorkerProcess]]:
+    """A worker process of the site on the test PostgreSQL, working ``proc-pg-cancel`` (or
+    ``queue``); ``alone``: a site with no Redis connection."""
     started: list[WorkerProcess] = []
 
-    def start() -> WorkerProcess:
-        connections = {"main": redis_server.url, "pg": postgres_url}
+    def start(queue: str = QUEUE, *, alone: bool = False) -> WorkerProcess:
+        connections = (
+            {"pg": postgres_url} if alone else {"main": redis_server.url, "pg": postgres_url}
+        )
         process = WorkerProcess(
             redis_server.url,
-            tmp_path / "worker.log",
-            QUEUE,
+            tmp_path / f"worker-{len(started)}.log",
+            queue,
             "--connection",
             "pg",
             env={"BULLPEN_TEST_CONNECTIONS": json.dumps(connections), "BULLPEN_TEST_TASKS": "0"},
@@ -75,7 +79,7 @@ def add(pg_peer: PostgresPeer, queue: str, job_id: str) -> None:
 
 async def test_cancel_fails_the_runners_job_for_good_with_who_cancelled_it(
     client: AsyncClient,
-    pg_worker: Callable[[], WorkerProcess],
+    pg_worker: Callable[..., WorkerProcess],
     pg_peer: PostgresPeer,
     redis_client: Any,
     with_pg: dict[str, Any],
@@ -105,7 +109,7 @@ async def test_cancel_fails_the_runners_job_for_good_with_who_cancelled_it(
 
 async def test_cancel_with_retry_runs_the_job_again(
     client: AsyncClient,
-    pg_worker: Callable[[], WorkerProcess],
+    pg_worker: Callable[..., WorkerProcess],
     pg_peer: PostgresPeer,
     redis_client: Any,
     with_pg: dict[str, Any],
@@ -153,3 +157,27 @@ async def test_a_worker_that_does_not_listen_keeps_its_job_and_the_request_says_
     # Left as it was: its worker finishes it as if nobody had asked.
     await worked
     assert status(pg_peer, "deaf-pg", "frame-1")["state"] == "completed"
+
+
+async def test_cancel_on_a_site_of_postgresql_stores_alone(
+    client: AsyncClient,
+    pg_worker: Callable[..., WorkerProcess],
+    pg_peer: PostgresPeer,
+    bullpen_settings: dict[str, Any],
+    postgres_url: str,
+    transactional_db: None,
+) -> None:
+    config = {**bullpen_settings, "CONNECTIONS": {"pg": postgres_url}}
+    del config["REDIS_URL"]
+    add(pg_peer, "proc-pg-nap", "nap-3")
+    worker = pg_worker("proc-pg-nap", alone=True)
+    await worker.wait_started()
+    await running(pg_peer, "proc-pg-nap", "nap-3")
+    with override_settings(BULLPEN=config):
+        response = await post(client, "queues/proc-pg-nap/jobs/nap-3/cancel/", {"reason": "x"})
+    assert response.status_code == 200, response.content[:500]
+    seen = status(pg_peer, "proc-pg-nap", "nap-3")
+    assert (seen["state"], seen["failedReason"]) == (
+        "failed",
+        "Cancelled by operator from Bullpen: x",
+    )

@@ -95,6 +95,12 @@ async def until_cancelled(payload: dict[str, Any], ctx: Any) -> None:
     await asyncio.sleep(60)
 
 
+@job_handler("proc-pg-nap", attempts=1)
+async def nap(payload: dict[str, Any]) -> None:
+    """A minute's nap touching nothing but the store: for a site with no Redis at all."""
+    await asyncio.sleep(60)
+
+
 @job_handler(
     "proc-pg-timed",
     limiter=Limiter(max=4, duration_ms=1000),
