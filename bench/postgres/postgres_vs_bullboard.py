@@ -12,7 +12,7 @@ shared pool) read it. Rounds interleave the dashboards (who goes first alternate
 - their JSON routes (Bullpen ``api/queues/`` and ``api/queues/pg-000/jobs/?state=failed``,
   Bull Board ``/api/queues`` without and with ``activeQueue``, 50 jobs a page): median time;
 - the store's statements, rows returned and buffers touched per view (``pg_stat_statements``,
-  every role but the probe's own), counted until two seconds after the view;
+  of the dashboard's own role: each signs in as its own), counted until two seconds after it;
 - an idle viewer a minute: the overview left open ``--idle-seconds`` (Bull Board polls every
   5 s, Bullpen's page listens on its websocket): statements, rows, buffers and committed
   transactions (``pg_stat_database``), beside the same window with nobody watching.
