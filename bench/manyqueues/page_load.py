@@ -79,6 +79,11 @@ class NetworkLog:
             self.repeats.add(request_id)
         self.started[request_id] = float(event["timestamp"])
         self.urls[request_id] = url
+        # A web worker's own script (Bull Board's syntax highlighter): its end is reported on
+        # the worker's target, never on the page's, so it counts as ended when it starts (its
+        # bytes are not counted).
+        if event.get("type") == "Script" and event.get("documentURL") == url:
+            self.ended[request_id] = float(event["timestamp"])
         if event.get("type") == "Document" and not self.document_id:
             self.document_id = request_id
             self.document_start = float(event["timestamp"])

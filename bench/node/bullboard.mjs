@@ -11,9 +11,16 @@
 // queues would (by default each Queue opens its own).
 // Its JSON API is then at /api/... (see bench/README.md for the exact URLs
 // the UI polls).
+//
+// --postgres URL reads BullMQ 6's PostgreSQL store instead (Bull Board 9.3+):
+// every Queue is built on createPostgresBackend over one shared pg.Pool (its
+// search_path on BullMQ's schema, as BullMQ pins its own pools), so 200 queues
+// need a few connections, not 200 pools. `pg` is not a dependency of
+// bench/node: run it with NODE_PATH naming a node_modules that has it.
 
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import IORedis from 'ioredis';
 import express from 'express';
 import { Queue } from 'bullmq';
@@ -24,6 +31,8 @@ import { ExpressAdapter } from '@bull-board/express';
 const { values: args } = parseArgs({
   options: {
     redis: { type: 'string', default: 'redis://127.0.0.1:6379/0' },
+    postgres: { type: 'string' },
+    'pg-pool': { type: 'string', default: '10' },
     prefix: { type: 'string', default: 'bull' },
     port: { type: 'string', default: '3000' },
     host: { type: 'string', default: '127.0.0.1' },
@@ -40,7 +49,7 @@ const { values: args } = parseArgs({
 
 if (args.help) {
   process.stderr.write(
-    'usage: node bullboard.mjs [--redis URL] [--prefix bull] [--port 3000] [--host 127.0.0.1]\n' +
+    'usage: node bullboard.mjs [--redis URL | --postgres URL [--pg-pool 10]] [--prefix bull] [--port 3000] [--host 127.0.0.1]\n' +
       '                          [--queues 20 | --names-file FILE] [--shared-connection]\n' +
       '                          [--hide-workers]\n',
   );
@@ -59,7 +68,21 @@ const connection = args['shared-connection']
   ? new IORedis(args.redis, { maxRetriesPerRequest: null })
   : { url: args.redis, maxRetriesPerRequest: null };
 
-const queues = names.map((name) => new Queue(name, { connection, prefix: args.prefix }));
+function postgresQueues(url) {
+  const require = createRequire(import.meta.url);
+  const pg = require('pg');
+  const { createPostgresBackend } = require('bullmq/dist/cjs/postgres');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: Number.parseInt(args['pg-pool'], 10),
+    options: '-c search_path=bullmq',
+  });
+  return names.map((name) => new Queue(name, { connection: pool }, createPostgresBackend));
+}
+
+const queues = args.postgres
+  ? postgresQueues(args.postgres)
+  : names.map((name) => new Queue(name, { connection, prefix: args.prefix }));
 await Promise.all(queues.map((q) => q.waitUntilReady()));
 
 const serverAdapter = new ExpressAdapter();
@@ -90,7 +113,7 @@ async function stop() {
   stopping = true;
   server.close();
   await Promise.allSettled(queues.map((q) => q.close()));
-  if (args['shared-connection']) connection.disconnect();
+  if (args['shared-connection'] && !args.postgres) connection.disconnect();
   process.exit(0);
 }
 process.on('SIGTERM', stop);

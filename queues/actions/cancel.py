@@ -1,10 +1,11 @@
 """Cancelling an active job: a request to the worker that runs it, wherever that runs.
 
-The request goes out on the queue's cancel channel (cancel_requests.py); the worker holding the
-job cancels it and fails it through BullMQ's own scripts. This side then watches the job leave
-``active`` for at most ``CANCEL_WAIT`` seconds: a job still active by then belongs to a worker
-that does not listen for cancel requests (or did not react), and is left as it was; the
-request's own deadline keeps a late listener from acting on it after that answer.
+The request goes out on the queue's cancel channel (cancel_requests.py), or as a notification
+of the queue's PostgreSQL store; the worker holding the job cancels it and fails it through
+BullMQ's own scripts or SQL functions. This side then watches the job leave ``active`` for at
+most ``CANCEL_WAIT`` seconds: a job still active by then belongs to a worker that does not
+listen for cancel requests (or did not react), and is left as it was; the request's own
+deadline keeps a late listener from acting on it after that answer.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from collections.abc import Awaitable, Callable
 from bullmq import Job, Queue
 
 from queues.actions.bullmq_errors import translate_bullmq_errors
-from queues.actions.cancel_requests import CancelRequest, channel, reason_for
+from queues.actions.cancel_requests import POSTGRES_CHANNEL, CancelRequest, channel, reason_for
 from queues.actions.handles import queue_for_actions
 from queues.actions.result import ActionResult
 from queues.config.settings import get_config
 from queues.errors import Conflict, JobNotFound
 from queues.reads.keys import QueueRef
+from queues.redis.connections import is_postgres
 
 # How often the job's state is read while its worker is asked to cancel it.
 POLL_S = 0.05
@@ -51,21 +53,23 @@ async def cancel_job(
         reason = reason_for(by, note)
         until_ms = int(time.time() * 1000 + wait_s * 1000)
         request = CancelRequest(job_id, by, reason, retry, until_ms)
-        attempt = await queue.client.hget(ref.job_key(job_id), "atm")
-        listeners = int(await queue.client.publish(channel(ref), request.encode()))
+        kind = _PostgresAsk if is_postgres(ref.connection) else _RedisAsk
+        ask = kind(ref, queue, request)
+        attempt = await ask.attempt()
+        listeners = await ask.send()
 
         async def ask_again() -> None:
             # A worker that had taken the job but not yet started its handler did not know
             # it: asked again while this attempt of the job is still active (not a retry's).
-            if await queue.client.hget(ref.job_key(job_id), "atm") == attempt:
-                await queue.client.publish(channel(ref), request.encode())
+            if await ask.attempt() == attempt:
+                await ask.send()
 
         state = await _left_active(queue, job_id, wait_s, ask_again)
         # The job may have ended by itself meanwhile; a cancelled one carries the reason
         # (kept by BullMQ even once a retry completed it).
         ended = await Job.fromId(queue, job_id) if state != "active" else None
     if state == "active":
-        heard = "no worker listens for cancel requests" if not listeners else "no worker reacted"
+        heard = "no worker listens for cancel requests" if listeners == 0 else "no worker reacted"
         raise Conflict(
             f"Job {job_id!r} is still active after {wait_s:g} s: {heard} on its queue "
             "(a Node worker needs the listener described in docs/api.md); it was left running"
@@ -74,6 +78,38 @@ async def cancel_job(
         raise Conflict(f"Job {job_id!r} ended {state} before it could be cancelled")
     detail = {"state": state, "reason": reason, "retry": retry}
     return ActionResult("cancel", ref.slug, [job_id], 1, detail)
+
+
+class _RedisAsk:
+    """The request on the queue's pub/sub channel; Redis says how many heard it."""
+
+    def __init__(self, ref: QueueRef, queue: Queue, request: CancelRequest) -> None:
+        self.ref, self.queue, self.request = ref, queue, request
+
+    async def attempt(self) -> object:
+        return await self.queue.client.hget(self.ref.job_key(self.request.job_id), "atm")
+
+    async def send(self) -> int | None:
+        return int(await self.queue.client.publish(channel(self.ref), self.request.encode()))
+
+
+class _PostgresAsk(_RedisAsk):
+    """The request as a notification of the store (``NOTIFY bullpen_cancel``); a NOTIFY does
+    not say whether anyone listens."""
+
+    async def attempt(self) -> object:
+        job = await Job.fromId(self.queue, self.request.job_id)
+        return None if job is None else job.attemptsMade
+
+    async def send(self) -> int | None:
+        from queues.postgres.sessions import session  # psycopg: the postgres extra
+
+        schema = str(self.queue.backend.connection.schema)
+        payload = self.request.encode_for_store(self.ref.name, schema)
+        await session(self.ref.connection).query(
+            "SELECT pg_notify(%s, %s)", [POSTGRES_CHANNEL, payload]
+        )
+        return None
 
 
 async def _left_active(

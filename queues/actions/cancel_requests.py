@@ -13,6 +13,12 @@ Every worker of the queue hears it; the one that runs the job cancels it with ``
 the job ends failed through BullMQ's own scripts: for good, or, with ``retry``, as a failed
 attempt that the job's attempts and backoff may retry. A request heard after ``until`` (epoch
 milliseconds) is ignored: by then the dashboard has answered that nobody cancelled the job.
+
+On a PostgreSQL store the same request goes out as ``NOTIFY bullpen_cancel`` in the store's
+database (one channel for every queue: a channel's name is limited to 63 bytes), the payload
+naming the queue and BullMQ's schema besides::
+
+    {"queue": "mail", "schema": "bullmq", "jobId": "42", "by": "alice", ...}
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 from queues.reads.keys import QueueRef
 
 CHANNEL_SUFFIX = "bullpen:cancel"
+POSTGRES_CHANNEL = "bullpen_cancel"
 MAX_REASON = 500  # characters of the operator's own words kept in the reason
 
 
@@ -57,6 +64,10 @@ class CancelRequest:
             }
         )
 
+    def encode_for_store(self, queue: str, schema: str) -> str:
+        """The request as a PostgreSQL store's notification carries it (see the module)."""
+        return json.dumps({"queue": queue, "schema": schema, **json.loads(self.encode())})
+
     def expired(self, now_ms: int) -> bool:
         return now_ms > self.until_ms
 
@@ -79,3 +90,15 @@ def decode(message: str | bytes) -> CancelRequest | None:
     if not isinstance(reason, str) or not reason:
         reason = reason_for(by)
     return CancelRequest(job_id, by, reason, retry, until)
+
+
+def decode_for_store(message: str) -> tuple[str, str, CancelRequest] | None:
+    """The queue, schema and request a store's notification carries, or None (a stray one)."""
+    request = decode(message)
+    if request is None:
+        return None
+    doc = json.loads(message)
+    queue, schema = doc.get("queue"), doc.get("schema", "bullmq")
+    if not (isinstance(queue, str) and queue and isinstance(schema, str) and schema):
+        return None
+    return queue, schema, request

@@ -20,8 +20,8 @@ _URL_HINT = (
 # only. Pause reasons live in the Django database and each server process reads its stores'
 # live updates for its own pages, so the rest works.
 OFF_WITHOUT_REDIS = (
-    "alerts (shown, silenced, sent), history, failure groups, bulk actions with progress, "
-    "Cancel and the other actions a PostgreSQL store refuses"
+    "alerts (shown, silenced, sent), history, failure groups, bulk actions with progress "
+    "and the actions a PostgreSQL store refuses"
 )
 _STATE_HINT = (
     "To have them, add a Redis connection beside the PostgreSQL one, e.g. CONNECTIONS = "

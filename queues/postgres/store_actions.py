@@ -28,6 +28,7 @@ POSTGRES_ACTIONS = frozenset(
         "upsert-scheduler",
         "remove-scheduler",
         "run-scheduler",
+        "cancel",
     }
 )
 

@@ -47,6 +47,7 @@ from queues.redis.restricted import forget_client_name, learn_redis_version
 from queues.runner.dispatch import Deferred, Dispatcher
 from queues.runner.finish import Completer
 from queues.runner.job_loop.cancels import Cancels
+from queues.runner.job_loop.drain import Drain
 from queues.runner.job_loop.fetch_next import now_ms
 from queues.runner.json_logs import log_event
 from queues.runner.registry import HandlerSpec
@@ -56,7 +57,7 @@ async def _no_processor(job: Job, token: str) -> None:  # processJob below runs 
     raise NotImplementedError
 
 
-class RunnerWorker(Cancels):
+class RunnerWorker(Cancels, Drain):
     def __init__(
         self,
         spec: HandlerSpec,

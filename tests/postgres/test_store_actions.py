@@ -150,7 +150,7 @@ async def test_update_data_duplicate_and_priority_seen_by_node(
 async def test_actions_not_done_on_postgres_yet_say_so_and_change_nothing(
     client: AsyncClient, pg_peer: PostgresPeer, scenario: dict[str, Any]
 ) -> None:
-    for path in ("jobs/long-1/cancel/", "jobs/long-1/move-to-failed/", "concurrency/"):
+    for path in ("jobs/long-1/move-to-wait/", "jobs/long-1/move-to-failed/", "concurrency/"):
         refused = await post(client, f"queues/shop@pg/{path}", {"concurrency": "2"})
         assert refused.status_code == 400, path
         assert "a queue on a PostgreSQL store" in refused.json()["error"]

@@ -88,6 +88,19 @@ async def on_postgres(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {"doubled": int(payload["n"]) * 2}
 
 
+@job_handler("proc-pg-cancel", concurrency=2, attempts=2, backoff_ms=10)
+async def until_cancelled(payload: dict[str, Any], ctx: Any) -> None:
+    """Runs a minute, for the dashboard's Cancel to end it (counted each time it starts)."""
+    await _count_run(ctx.job_id)
+    await asyncio.sleep(60)
+
+
+@job_handler("proc-pg-nap", attempts=1)
+async def nap(payload: dict[str, Any]) -> None:
+    """A minute's nap touching nothing but the store: for a site with no Redis at all."""
+    await asyncio.sleep(60)
+
+
 @job_handler(
     "proc-pg-timed",
     limiter=Limiter(max=4, duration_ms=1000),

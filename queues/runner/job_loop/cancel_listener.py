@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError, RedisError
 
-from queues.actions.cancel_requests import decode
+from queues.actions.cancel_requests import CancelRequest, decode
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
 from queues.redis.cluster import is_cluster
 from queues.runner.json_logs import log_event
@@ -86,8 +86,13 @@ class CancelListener:
         request = decode(data)
         if worker is None or request is None:
             return False
-        if request.expired(int(time.time() * 1000)):
-            # The dashboard has already answered that nobody cancelled the job.
-            log_event("cancel-expired", queue=worker.name, job_id=request.job_id, by=request.by)
-            return False
-        return worker.cancelJob(request.job_id, request.reason, request.retry)
+        return hand_over(worker, request)
+
+
+def hand_over(worker: CancelsJobs, request: CancelRequest) -> bool:
+    """Ask ``worker`` to cancel the request's job; True when it ran it and cancelled it."""
+    if request.expired(int(time.time() * 1000)):
+        # The dashboard has already answered that nobody cancelled the job.
+        log_event("cancel-expired", queue=worker.name, job_id=request.job_id, by=request.by)
+        return False
+    return worker.cancelJob(request.job_id, request.reason, request.retry)

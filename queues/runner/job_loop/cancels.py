@@ -22,7 +22,6 @@ from typing import Any
 from bullmq import Job
 from bullmq.custom_errors import UnrecoverableError
 
-from queues.runner.job_loop.drain import Drain
 from queues.runner.json_logs import log_event
 
 
@@ -34,7 +33,12 @@ class JobCancelledForRetry(Exception):
     """The job was cancelled, and may run again: its attempts and backoff decide."""
 
 
-class Cancels(Drain):
+class Cancels:
+    """Mixed into a worker of either store, before the package's ``Worker`` (whose
+    ``cancelJob`` it replaces); its handler runs through :meth:`_handle`."""
+
+    name: str
+    _abandoning: bool  # the drain's deadline cancels handlers too: not a cancel
     # The task running each job's handler, while it runs; the cancels asked for running jobs
     # (job id -> (reason, retry)), until the job's end is recorded.
     _handlers: dict[str, tuple[asyncio.Task[Any], Job]]

@@ -3,9 +3,9 @@ registered queue, each on a connection of its own (BullMQ's Postgres worker hold
 statements and one for its LISTEN wait), their schedulers, and the same orderly stop as on
 Redis (shutdown.py): drain against one deadline, then close.
 
+The dashboard's *Cancel* reaches these workers through the store itself (cancel_listener.py).
 What does not apply there, and is refused or left out: per-tenant fairness (its counters are
-Redis keys), the dashboard's *Cancel* (it reaches workers through Redis pub/sub), fetch-next and
-the finishing of jobs while the store is away (both use Redis scripts).
+Redis keys) and the finishing of jobs while the store is away (it uses Redis scripts).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from queues.redis import connections
 from queues.runner.dispatch import Dispatcher
 from queues.runner.errors import RunnerConfigError
 from queues.runner.json_logs import log_event
+from queues.runner.postgres.cancel_listener import PostgresCancelListener
 from queues.runner.postgres.connection import WorkerConnection
 from queues.runner.postgres.dead_letter import dead_letter_queue
 from queues.runner.postgres.worker import PostgresRunnerWorker
@@ -58,6 +59,7 @@ class PostgresWorkerRunner(WorkerRunner):
         self.url = parse_postgres_url(connections.url_of(connection))
         self.pg_workers: list[PostgresRunnerWorker] = []
         self._shared: WorkerConnection | None = None
+        self._pg_cancel_listener: PostgresCancelListener | None = None
 
     async def start(self) -> None:
         # The shared connection registers schedulers; it checks the schema before anything.
@@ -80,6 +82,11 @@ class PostgresWorkerRunner(WorkerRunner):
             )
             self.pg_workers.append(worker)
             await worker.start()
+        # The dashboard's Cancel reaches a job through the store, whichever process runs it.
+        self._pg_cancel_listener = PostgresCancelListener(
+            self.url, {worker.name: worker for worker in self.pg_workers}
+        )
+        await self._pg_cancel_listener.start()
         log_event(
             "started",
             worker=self.name,
@@ -96,6 +103,8 @@ class PostgresWorkerRunner(WorkerRunner):
         deadline = asyncio.get_running_loop().time() + grace_s
         drained = await asyncio.gather(*(each.drain(deadline, force) for each in self.pg_workers))
         abandoned = [job_id for ids in drained for job_id in ids]
+        if self._pg_cancel_listener is not None:
+            await self._pg_cancel_listener.stop()
         await asyncio.gather(*(each.shut() for each in self.pg_workers))
         for queue in self.queues:
             await queue.close()

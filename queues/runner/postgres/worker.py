@@ -7,6 +7,8 @@ functions for every move), running the registered handler with the runner's patt
 - a limiter that waits its window (the package's worker would ask again at once);
 - runner defaults for foreign jobs (attempts, exponential backoff, retention);
 - a queue's ``timeout`` per attempt (dispatch.py);
+- cancel: ``cancelJob`` ends a running handler as on Redis (job_loop/cancels.py); the
+  dashboard's requests come through the store (cancel_listener.py);
 - dead letters: the final failure and the dead-letter copy in one transaction (dead_letter.py);
 - a graceful drain: no new jobs, in-flight ones finish until the deadline, the rest abandoned
   (active until another worker recovers them as stalled);
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import weakref
 from typing import Any
 
 from bullmq import Job, Queue, Worker
@@ -25,6 +28,7 @@ from bullmq.backends.postgres_backend import PostgresBackend
 from bullmq.custom_errors import DelayedError, UnrecoverableError, WaitingChildrenError
 
 from queues.runner.dispatch import Dispatcher
+from queues.runner.job_loop.cancels import Cancels
 from queues.runner.job_loop.drain import abandon_at
 from queues.runner.json_logs import log_event
 from queues.runner.postgres.connection import WorkerConnection
@@ -44,7 +48,7 @@ def since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
 
 
-class PostgresRunnerWorker(Worker):  # type: ignore[misc]
+class PostgresRunnerWorker(Cancels, Worker):  # type: ignore[misc]
     limitUntil: int  # the package's: the limiter's time left (ms) after a fetch found none
 
     def __init__(
@@ -71,6 +75,9 @@ class PostgresRunnerWorker(Worker):  # type: ignore[misc]
         self._slots: set[asyncio.Future[Any]] = set()
         self._run_task: asyncio.Future[Any] | None = None
         self._stopping = asyncio.Event()
+        self._handlers: dict[str, tuple[asyncio.Task[Any], Job]] = {}
+        self._cancelled_jobs: weakref.WeakSet[Job] = weakref.WeakSet()
+        self._cancels: dict[str, tuple[str, bool]] = {}
         self.on("stalled", self._on_stalled)
         self.on("error", self._on_error)
 
@@ -143,7 +150,7 @@ class PostgresRunnerWorker(Worker):  # type: ignore[misc]
             try:
                 if job.deferredFailure:
                     raise UnrecoverableError(job.deferredFailure)
-                result = await self.dispatch(job)
+                result = await self._handle(job)
             except (DelayedError, WaitingChildrenError):
                 return None  # the handler moved the job itself
             except Exception as error:
@@ -157,6 +164,7 @@ class PostgresRunnerWorker(Worker):  # type: ignore[misc]
         finally:
             self.jobs.discard((job, token))
             self.lockManager.untrack_job(job.id)
+            self._cancels.pop(str(job.id), None)
 
     async def _completed(
         self, job: Job, token: str, result: Any, started: float, fields: dict[str, Any]
