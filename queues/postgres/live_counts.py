@@ -7,6 +7,7 @@ queues named, gathered over a short settle window, in one round trip. BullMQ ski
 when another commit on the same queue is sending one, so when nothing is heard for
 ``poll_s`` seconds every queue of the store is re-read (one round trip), and only counts that
 changed are sent; the rows and job pages pages watch are read in the same loop (live_rows.py).
+While no page anywhere has watched anything for a while (``Watching.idle``), nothing is read.
 With a Redis connection, one process per store reads (``shared``): the holder of a
 session-level advisory lock, released by PostgreSQL when that process goes away; the others
 wait to take over, and the pages of every process get its messages through the channel layer.
@@ -100,15 +101,27 @@ class PostgresLiveCounts:
             self.leader = True
             for channel in _CHANNELS:
                 await conn.execute(f"LISTEN {channel}")
-            await self._send(list((await discovered_on(self.connection)).queues))
-            self._quiet_since = time.monotonic()
             while True:
-                await self._send(await self._changed(conn))
                 await self.rows.follow()
+                if self.rows.watching.idle:
+                    await self._rest(conn)
+                    continue
+                if not self.last_sent:  # the first pass, or the first after a rest
+                    self._quiet_since = time.monotonic()
+                    await self._send(list((await discovered_on(self.connection)).queues))
+                else:
+                    await self._send(await self._changed(conn))
                 if self.heartbeat is not None and self.heartbeat.due():
                     beat = live_protocol.status_message(True, beat=True, connection=self.connection)
                     self.outbox.emit(("status",), beat)
                 await self.outbox.send()
+
+    async def _rest(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """No page anywhere has watched anything for a while: the store is not read, the
+        notifications heard are let go, and the counts are read afresh when a page comes."""
+        self.last_sent.clear()
+        async for _note in conn.notifies(timeout=self.pass_s):
+            pass
 
     async def _lead(self, conn: psycopg.AsyncConnection[Any], schema: str) -> None:
         while True:
