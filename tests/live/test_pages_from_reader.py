@@ -87,6 +87,16 @@ async def reader_knows_every_queue() -> int:
     raise AssertionError(f"the reader knows {len(known)} of {len(refs)} queues")
 
 
+async def overview_watched(
+    sockets: list[WebsocketCommunicator],
+) -> tuple[WebsocketCommunicator, int]:
+    """A socket watching the overview, once the reader it started keeps every queue's counts;
+    the socket and the number of queues."""
+    watcher = await connect(sockets)
+    await watcher.send_json_to({"watch": "overview"})
+    return watcher, await reader_knows_every_queue()
+
+
 def since_of(page: str) -> str:
     found = re.search(r'<main id="main"[^>]*data-live="([^"]*)"', page)
     assert found, "the page has no live spec"
@@ -104,9 +114,7 @@ async def test_a_view_of_the_overview_while_live_costs_at_most_a_command_a_queue
     client: AsyncClient,
     redis_client: Any,
 ) -> None:
-    watcher = await connect(sockets)
-    await watcher.send_json_to({"watch": "overview"})
-    queues = await reader_knows_every_queue()
+    _watcher, queues = await overview_watched(sockets)
     url = reverse("bullpen:overview") + "?per_page=25"
     # Without the reader's counts (a page with none to take): eight commands a queue at least.
     before = calls(redis_client)
@@ -144,9 +152,7 @@ async def test_a_view_takes_the_counts_of_a_reader_reading_in_shares(
     redis_client: Any,
     peer: Peer,
 ) -> None:
-    watcher = await connect(sockets)
-    await watcher.send_json_to({"watch": "overview"})
-    queues = await reader_knows_every_queue()
+    watcher, queues = await overview_watched(sockets)
     follower = channel_groups.ensure_started()
     assert follower.streams.shares == 4, follower.streams.shares  # 200 streams, 64 a share
 
@@ -177,9 +183,7 @@ async def test_a_socket_resumes_from_the_version_its_page_shows(
     client: AsyncClient,
     peer: Peer,
 ) -> None:
-    watcher = await connect(sockets)
-    await watcher.send_json_to({"watch": "overview"})
-    queues = await reader_knows_every_queue()
+    _watcher, queues = await overview_watched(sockets)
     follower = channel_groups.ensure_started()
     # A page rendered in one era of the reader's counts; one rendered while the reader could
     # not vouch for them (behind on a loaded machine: no version), or whose era ended
@@ -258,9 +262,7 @@ async def test_a_queue_page_socket_keeps_the_list_its_page_read_while_nothing_ha
     client: AsyncClient,
     peer: Peer,
 ) -> None:
-    watcher = await connect(sockets)
-    await watcher.send_json_to({"watch": "overview"})
-    await reader_knows_every_queue()
+    await overview_watched(sockets)
     url = reverse("bullpen:queue", args=["t001-mail"])
     spec = spec_of((await client.get(url)).content.decode())
     assert spec["list_at"], spec
@@ -307,9 +309,7 @@ async def test_an_alert_pass_while_live_reads_no_counts(
     """The alert sender runs where the live reader does (the lease): it takes its counts too.
     With every rule on, a pass over these 200 queues costs Redis no more than a view of the
     overview (at 2,000 the oldest waiting jobs' reads make it more: bench/RESULTS.md)."""
-    watcher = await connect(sockets)
-    await watcher.send_json_to({"watch": "overview"})
-    queues = await reader_knows_every_queue()
+    _watcher, queues = await overview_watched(sockets)
     watch = AlertWatch(nowhere, lambda: True, known_counts=ReaderCounts)
     delivery = DeliverySettings(webhooks=("http://127.0.0.1:9/nowhere",))
     every_rule = override_settings(BULLPEN={**bullpen_settings, "ALERTS": EVERY_RULE})

@@ -4,7 +4,7 @@ queues) and ``pg`` on the test PostgreSQL, where Node BullMQ writes through its 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from django.test import override_settings
 from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import PostgresPeer
 from tests.support.redis_server import RedisServer
+from tests.support.worker_fixtures import WorkerProcess
 
 
 @pytest.fixture
@@ -50,3 +51,29 @@ def pg_site(redis_server: RedisServer, postgres_url: str, tmp_path: Path) -> Ite
     )
     yield server
     stop_bullpen(server, graceful=False)
+
+
+@pytest.fixture
+def pg_workers(
+    redis_server: RedisServer, postgres_url: str, tmp_path: Path
+) -> Iterator[Callable[..., WorkerProcess]]:
+    """Worker processes of a site whose ``pg`` connection is the test PostgreSQL (``pg_url``:
+    another database); ``alone``: a site with no Redis connection."""
+    started: list[WorkerProcess] = []
+
+    def start(*args: str, pg_url: str = postgres_url, alone: bool = False) -> WorkerProcess:
+        connections = {"pg": pg_url} if alone else {"main": redis_server.url, "pg": pg_url}
+        process = WorkerProcess(
+            redis_server.url,
+            tmp_path / f"worker-{len(started)}.log",
+            *args,
+            "--connection",
+            "pg",
+            env={"BULLPEN_TEST_CONNECTIONS": json.dumps(connections), "BULLPEN_TEST_TASKS": "0"},
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()

@@ -9,48 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from django.test import AsyncClient, override_settings
 
 from dashboard.models import AuditEntry
 from tests.support.action_requests import post
 from tests.support.peer import PostgresPeer
-from tests.support.redis_server import RedisServer
 from tests.support.worker_fixtures import RUNS_KEY, WorkerProcess, wait_for
 
 QUEUE = "proc-pg-cancel"
-
-
-@pytest.fixture
-def pg_worker(
-    redis_server: RedisServer, postgres_url: str, tmp_path: Path
-) -> Iterator[Callable[..., WorkerProcess]]:
-    """A worker process of the site on the test PostgreSQL, working ``proc-pg-cancel`` (or
-    ``queue``); ``alone``: a site with no Redis connection."""
-    started: list[WorkerProcess] = []
-
-    def start(queue: str = QUEUE, *, alone: bool = False) -> WorkerProcess:
-        connections = (
-            {"pg": postgres_url} if alone else {"main": redis_server.url, "pg": postgres_url}
-        )
-        process = WorkerProcess(
-            redis_server.url,
-            tmp_path / f"worker-{len(started)}.log",
-            queue,
-            "--connection",
-            "pg",
-            env={"BULLPEN_TEST_CONNECTIONS": json.dumps(connections), "BULLPEN_TEST_TASKS": "0"},
-        )
-        started.append(process)
-        return process
-
-    yield start
-    for process in started:
-        process.stop()
 
 
 def status(pg_peer: PostgresPeer, queue: str, job_id: str) -> dict[str, Any]:
@@ -79,13 +48,13 @@ def add(pg_peer: PostgresPeer, queue: str, job_id: str) -> None:
 
 async def test_cancel_fails_the_runners_job_for_good_with_who_cancelled_it(
     client: AsyncClient,
-    pg_worker: Callable[..., WorkerProcess],
+    pg_workers: Callable[..., WorkerProcess],
     pg_peer: PostgresPeer,
     redis_client: Any,
     with_pg: dict[str, Any],
 ) -> None:
     add(pg_peer, QUEUE, "nap-1")
-    worker = pg_worker()
+    worker = pg_workers(QUEUE)
     await worker.wait_started()
     await started_runs(redis_client, "nap-1", 1)
     await running(pg_peer, QUEUE, "nap-1")
@@ -109,13 +78,13 @@ async def test_cancel_fails_the_runners_job_for_good_with_who_cancelled_it(
 
 async def test_cancel_with_retry_runs_the_job_again(
     client: AsyncClient,
-    pg_worker: Callable[..., WorkerProcess],
+    pg_workers: Callable[..., WorkerProcess],
     pg_peer: PostgresPeer,
     redis_client: Any,
     with_pg: dict[str, Any],
 ) -> None:
     add(pg_peer, QUEUE, "nap-2")
-    worker = pg_worker()
+    worker = pg_workers(QUEUE)
     await worker.wait_started()
     await started_runs(redis_client, "nap-2", 1)
     await running(pg_peer, QUEUE, "nap-2")
@@ -161,7 +130,7 @@ async def test_a_worker_that_does_not_listen_keeps_its_job_and_the_request_says_
 
 async def test_cancel_on_a_site_of_postgresql_stores_alone(
     client: AsyncClient,
-    pg_worker: Callable[..., WorkerProcess],
+    pg_workers: Callable[..., WorkerProcess],
     pg_peer: PostgresPeer,
     bullpen_settings: dict[str, Any],
     postgres_url: str,
@@ -170,7 +139,7 @@ async def test_cancel_on_a_site_of_postgresql_stores_alone(
     config = {**bullpen_settings, "CONNECTIONS": {"pg": postgres_url}}
     del config["REDIS_URL"]
     add(pg_peer, "proc-pg-nap", "nap-3")
-    worker = pg_worker("proc-pg-nap", alone=True)
+    worker = pg_workers("proc-pg-nap", alone=True)
     await worker.wait_started()
     await running(pg_peer, "proc-pg-nap", "nap-3")
     with override_settings(BULLPEN=config):

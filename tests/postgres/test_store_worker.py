@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,35 +20,9 @@ from queues.runner.postgres.connection import WorkerConnection
 from queues.runner.postgres.dead_letter import dead_letter_queue, fail_finally
 from queues.runner.postgres.worker import PostgresRunnerWorker
 from tests.support.peer import PostgresPeer
-from tests.support.redis_server import RedisServer
 from tests.support.worker_fixtures import RUNS_KEY, WorkerProcess, on_postgres, wait_for
 
 Start = Callable[..., WorkerProcess]
-
-
-@pytest.fixture
-def pg_workers(
-    redis_server: RedisServer, postgres_url: str, tmp_path: Path
-) -> Iterator[Callable[..., WorkerProcess]]:
-    """Worker processes of a site whose ``pg`` connection is the test PostgreSQL."""
-    started: list[WorkerProcess] = []
-
-    def start(*args: str, pg_url: str = postgres_url) -> WorkerProcess:
-        connections = {"main": redis_server.url, "pg": pg_url}
-        process = WorkerProcess(
-            redis_server.url,
-            tmp_path / f"worker-{len(started)}.log",
-            *args,
-            "--connection",
-            "pg",
-            env={"BULLPEN_TEST_CONNECTIONS": json.dumps(connections), "BULLPEN_TEST_TASKS": "0"},
-        )
-        started.append(process)
-        return process
-
-    yield start
-    for process in started:
-        process.stop()
 
 
 def _add(pg_peer: PostgresPeer, queue: str, job_id: str, data: dict[str, Any]) -> None:
