@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -59,19 +60,23 @@ def static_folder_lock() -> Iterator[None]:
 
 def collect_static(env: dict[str, str]) -> None:
     """As ./run serve does: the site's pages name their static files through the manifest.
-    Once per test process (the files do not change during a run), one process at a time
-    (they share the site's folder)."""
+    Once per test run (the files do not change during a run; the test processes of one run
+    share its id), one process at a time (they share the site's folder)."""
     global _collected
     if _collected:
         return
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
     with static_folder_lock():
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
-            cwd=ROOT,
-            env={"PATH": "/usr/bin:/bin", **env},
-            check=True,
-            timeout=300,
-        )
+        stamp = ROOT / "var" / ".collectstatic.run"
+        if not run or not stamp.exists() or stamp.read_text() != run:
+            subprocess.run(
+                [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
+                cwd=ROOT,
+                env={"PATH": "/usr/bin:/bin", **env},
+                check=True,
+                timeout=300,
+            )
+            stamp.write_text(run)
     _collected = True
 
 
