@@ -226,8 +226,9 @@ def _sorted(items: list[Any], query: ListQuery, name: Any, counts: Any) -> list[
 def totals_of(queues: Iterable[dict[str, Any]]) -> dict[str, int]:
     summed = dict.fromkeys(COLUMNS, 0)
     for queue in queues:
-        for state, n in _shown_counts(queue).items():
-            summed[state] += n
+        shown = queue.get("shownCounts") or _shown_counts(queue)
+        for state in COLUMNS:
+            summed[state] += shown[state]
     return summed
 
 
