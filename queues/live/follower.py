@@ -189,8 +189,7 @@ class Follower:
         if not (self.current and self._may_read()) or self.streams.lost:
             return {}, None
         slack = self.settings.counts_interval + READER_SLACK
-        found = ((ref, self.counts.page_summary(ref, slack)) for ref in refs)
-        known = {ref: item for ref, item in found if item and self.streams.follows(ref)}
+        known = self.counts.page_summaries(self.streams.followed(refs), slack)
         return known, self.counts.version
 
     async def run(self) -> None:
@@ -390,9 +389,11 @@ class Follower:
         if not self.status.change(ok, detail):
             return
         if ok:
-            self._send_everything_soon()  # recovered: re-read everything at once
-        else:
-            self.counts.forget_sent()
+            # Recovered: the counts are kept if the same server answers (the streams are read
+            # on from where they stood); 50,000 queues' counts take minutes to read again.
+            if not await self.status.same_server(self.probe):
+                self.counts.forget_sent()
+            self._send_everything_soon()
         status = live_protocol.status_message(
             ok, detail, connection=self.connection, partly=self.streams.lost
         )
