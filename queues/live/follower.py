@@ -4,8 +4,7 @@ It follows every queue's BullMQ event stream with a blocking XREAD (resuming fro
 saw), and turns events into a few kinds of message for the pages:
 
 * counts of a queue, moved by each event without a Redis read (count_estimate.py) and re-read
-  exactly soon after an event the estimate cannot follow, and every ``resync_interval`` while
-  the queue changes;
+  exactly soon after an event the estimate cannot follow, and as it changes (count_changes.py);
 * rows of a watched queue whose jobs changed state (the newest hashes read within a budget of
   ``row_reads_per_second``, the rest sent state-only);
 * progress of jobs (from the event itself, no Redis read);
@@ -60,9 +59,11 @@ from queues.throughput.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
-# Seconds beyond one read's wait and its pause within which the reader must have caught up for
-# this process's counts to be handed to a page as they are.
+# Seconds beyond a read's wait and pause within which the reader must have caught up for its
+# counts to go to a socket; to a view (its socket gets every change after the version it shows):
+# a loaded reader's rounds take seconds, a view reading 50,000 queues itself tens of them.
 READER_SLACK = 1.0
+VIEW_LAG = 10.0
 
 
 class Follower:
@@ -162,11 +163,11 @@ class Follower:
         events: it surely holds the lease, Redis answers, and its reader has read everything
         the streams held within a read's time. A process paused longer than the lease (a stop
         signal, a long collection, a stalled VM) or one that does not read holds old ones."""
-        return (
-            self.leadership.holds()
-            and self.status.ok is True
-            and self.streams.caught_up_within(READER_SLACK)
-        )
+        return self.current_within(READER_SLACK)
+
+    def current_within(self, slack: float) -> bool:
+        ok = self.leadership.holds() and self.status.ok is True
+        return ok and self.streams.caught_up_within(slack)
 
     def snapshot(self, slug: str | None = None, version: str | None = None) -> LiveMessage | None:
         """Last known counts (no Redis read) for a page that just connected: every queue's for
@@ -184,9 +185,9 @@ class Follower:
     ) -> tuple[dict[QueueRef, QueueSummary], str | None]:
         """The summaries of ``refs`` this reader keeps true (no Redis read), for a page that
         reads only the others, and the version of the counts sent, which its socket resumes
-        from. None while not :attr:`current`, not reading, or a Cluster master's streams are
-        lost (the page then reads all and names what it could not read)."""
-        if not (self.current and self._may_read()) or self.streams.lost:
+        from. None while not current within ``VIEW_LAG``, not reading, or a Cluster master's
+        streams are lost (the page then reads all and names what it could not read)."""
+        if not (self.current_within(VIEW_LAG) and self._may_read()) or self.streams.lost:
             return {}, None
         slack = self.settings.counts_interval + READER_SLACK
         known = self.counts.page_summaries(self.streams.followed(refs), slack)
@@ -370,8 +371,7 @@ class Follower:
         self._send_everything_soon()
 
     def _layer_back(self) -> None:
-        """The channel layer takes messages again after refusing some: pages missed some. Send
-        everything now, and again once the pages' side has surely subscribed again."""
+        """The channel layer takes messages again: send everything now and once more later."""
         self._send_everything_soon()
         self.chores.resend_again.arm(self.settings.layer_resubscribe_grace)
 
