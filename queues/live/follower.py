@@ -59,9 +59,10 @@ from queues.throughput.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
-# Seconds beyond a read's wait and pause within which the reader must have caught up for its
-# counts to go to a socket; to a view (its socket gets every change after the version it shows):
-# a loaded reader's rounds take seconds, a view reading 50,000 queues itself tens of them.
+# Seconds beyond a read's wait and pause within which the reader must have caught up to count
+# as current; for its counts to go to a view or a socket (which is then sent every change the
+# reader takes after them): a loaded reader's rounds take seconds, a view or socket reading
+# 50,000 queues itself tens of seconds.
 READER_SLACK = 1.0
 VIEW_LAG = 10.0
 
@@ -173,8 +174,8 @@ class Follower:
         """Last known counts (no Redis read) for a page that just connected: every queue's for
         an overview, or only ``slug``'s; only those changed since ``version`` when the page
         was rendered from this reader's counts (queues/live/count_changes.py); None unless
-        they are :attr:`current` (the page then reads Redis)."""
-        if not self.current:
+        current within ``VIEW_LAG`` (the page then reads Redis)."""
+        if not self.current_within(VIEW_LAG):
             return None
         if slug is None:
             return self.counts.snapshot(version)
@@ -370,8 +371,7 @@ class Follower:
         self.counts.restart()
         self._send_everything_soon()
 
-    def _layer_back(self) -> None:
-        """The channel layer takes messages again: send everything now and once more later."""
+    def _layer_back(self) -> None:  # the channel layer takes messages again: pages missed some
         self._send_everything_soon()
         self.chores.resend_again.arm(self.settings.layer_resubscribe_grace)
 
