@@ -73,7 +73,9 @@ class Alert:
 # Each queue's thresholds, worked out once per settings (an alert pass asks for thousands):
 # the settings' object (get_config's, the same until they change) and what it gave.
 _limits: tuple[object, dict[str, dict[str, float | None]]] = (None, {})
-_LIMITS_KEPT = 50_000
+# Past it, forgotten whole: above the queues of one pass (at 50,000 queues a cap of 50,000
+# forgot them at every call).
+_LIMITS_KEPT = 200_000
 
 
 def thresholds(slug: str) -> dict[str, float | None]:

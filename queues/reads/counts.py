@@ -84,7 +84,7 @@ class _Request:
 # Made once per queue: thousands of queues, read on every overview, would otherwise cost
 # a tuple, a key and an encoding per command per read. Bounded: forgotten whole when full.
 _requests: dict[tuple[QueueRef, bool, frozenset[str] | None], _Request] = {}
-_REQUESTS_KEPT = 50_000
+_REQUESTS_KEPT = 200_000  # above 50,000 queues read both ways (every state, the rules')
 
 
 def _queue_request(
