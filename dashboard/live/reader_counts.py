@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dashboard.live import channel_groups
+from queues.live.follower import VIEW_LAG
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.redis.per_connection import by_connection
@@ -44,9 +45,11 @@ class ReaderCounts:
 
     def still(self, ref: QueueRef) -> tuple[str, int] | None:
         """A token equal between two calls while no event of ``ref`` came (the reader's era
-        and its count of the queue's events), or None when the reader cannot say."""
+        and its count of the queue's events), or None when the reader cannot say. Within the
+        reader's lag, as views take its counts: what a caller read after the token was taken
+        may hold events the reader takes later, which change the token (read again then)."""
         follower = self.followers.get(ref.connection)
-        if follower is None or not follower.current or follower.streams.lost:
+        if follower is None or not follower.current_within(VIEW_LAG) or follower.streams.lost:
             return None
         if not follower.streams.follows(ref):
             return None

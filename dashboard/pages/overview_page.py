@@ -39,7 +39,8 @@ async def all_queues(
     or silenced) and, when someone holds it, its ``hold``. ``known``: the counts the live
     readers keep (dashboard/live/reader_counts.py), read from Redis only where they have none."""
     found = access.visible(await summaries(known=known), lambda summary: summary.ref.slug)
-    firing = await read_alerts(found) if alerts else {}
+    still = known.still if isinstance(known, ReaderCounts) else None
+    firing = await read_alerts(found, still=still) if alerts else {}
     now = time.time()
     holds = await read_holds(now) if any(firing.values()) else {}
     queues = []

@@ -20,7 +20,7 @@ from queues.history.storage import MINUTE_MS, MINUTE_SKETCH_TTL_S
 from queues.reads.keys import QueueRef
 
 # Queues kept at most: then it starts again.
-_KEPT = 50_000
+_KEPT = 200_000
 
 
 @dataclass(frozen=True)

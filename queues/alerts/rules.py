@@ -48,7 +48,7 @@ _TROUBLE = (BullpenError, RedisError, OSError)
 # takes the lease over starts counting again).
 _unattended_since: dict[QueueRef, float] = {}
 # What this module keeps per queue between passes: at most this many, then it starts again.
-_JUDGED_KEPT = 50_000
+_JUDGED_KEPT = 200_000
 
 
 @dataclass

@@ -18,6 +18,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from queues.alerts.failed_kept import Still, failed_last
 from queues.alerts.names import HISTORY_RULES
 from queues.alerts.signatures import new_signatures
 from queues.config.queue_options import queue_options
@@ -26,7 +27,6 @@ from queues.reads.counts import QueueSummary
 from queues.reads.dead_letters import is_dead_letter_queue
 from queues.reads.keys import QueueRef
 from queues.redis import connections
-from queues.throughput.recent import failed_since
 
 # The window of the failed_last_hour rule, in seconds.
 LAST_HOUR_S = 3600
@@ -73,7 +73,9 @@ class Alert:
 # Each queue's thresholds, worked out once per settings (an alert pass asks for thousands):
 # the settings' object (get_config's, the same until they change) and what it gave.
 _limits: tuple[object, dict[str, dict[str, float | None]]] = (None, {})
-_LIMITS_KEPT = 50_000
+# Past it, forgotten whole: above the queues of one pass (at 50,000 queues a cap of 50,000
+# forgot them at every call).
+_LIMITS_KEPT = 200_000
 
 
 def thresholds(slug: str) -> dict[str, float | None]:
@@ -150,7 +152,7 @@ def alerts_by_queue(
     limits: Limits | None = None,
 ) -> dict[QueueRef, list[Alert]]:
     """The alerts firing on each queue, given its jobs finished in the last hour (as
-    :func:`queues.throughput.recent.finished_since` or ``failed_since`` count them; a queue missing
+    ``queues.throughput.recent.finished_since`` or ``failed_since`` count them; a queue missing
     there
     failed none) and
     its failure signatures new in the last hour (as :func:`read_signatures` finds them)."""
@@ -186,13 +188,15 @@ async def read_signatures(
 
 
 async def read_alerts(
-    found: Sequence[QueueSummary], limits: Limits | None = None
+    found: Sequence[QueueSummary], limits: Limits | None = None, still: Still | None = None
 ) -> dict[QueueRef, list[Alert]]:
     """:func:`alerts_by_queue` after reading the last hour's failed jobs (one round trip)
-    and, for queues that failed some, their new failure signatures."""
+    and, for queues that failed some, their new failure signatures. ``still``: the live
+    reader's word that no event of a queue came (failed_kept.py): those are not read again."""
     if not connections.state_on_redis():
         return {}  # alerts are off without a Redis: nothing could silence or send them
     # A queue that keeps no failed job failed none in the last hour: no read for it.
-    recent = await failed_since([s.ref for s in found if s.counts["failed"]], LAST_HOUR_S)
+    failing = [s.ref for s in found if s.counts["failed"]]
+    recent = await failed_last(failing, LAST_HOUR_S, still)
     new = await read_signatures(found, recent, limits)
     return alerts_by_queue(found, recent, new, limits)

@@ -181,8 +181,9 @@ class AlertWatch:
         known = self.known_counts() if self.known_counts is not None else None
         found = await summaries(states=COUNTED, known=known)
         limits = {s.ref: thresholds(s.ref.slug) for s in found}
-        firing = await read_alerts(found, limits)
-        more = await read_rules(found, limits=limits, still=getattr(known, "still", None))
+        still = getattr(known, "still", None)
+        firing = await read_alerts(found, limits, still)
+        more = await read_rules(found, limits=limits, still=still)
         for ref, alerts in more.alerts.items():
             firing.setdefault(ref, []).extend(alerts)
         slugs = {s.ref: s.ref.slug for s in found}

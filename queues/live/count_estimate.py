@@ -69,6 +69,12 @@ class CountEstimates:
     def paused(self, ref: QueueRef) -> bool:
         return self._queues[ref].paused
 
+    def holds(self, ref: QueueRef, counts: dict[str, int], paused: bool) -> bool:
+        """Whether ``ref``'s estimate is ``counts`` and ``paused`` (compared without a copy:
+        a view of 50,000 queues asks for each)."""
+        queue = self._queues.get(ref)
+        return queue is not None and queue.paused == paused and queue.counts == counts
+
     def forget(self, ref: QueueRef) -> None:
         self._queues.pop(ref, None)
 

@@ -4,8 +4,7 @@ It follows every queue's BullMQ event stream with a blocking XREAD (resuming fro
 saw), and turns events into a few kinds of message for the pages:
 
 * counts of a queue, moved by each event without a Redis read (count_estimate.py) and re-read
-  exactly soon after an event the estimate cannot follow, and every ``resync_interval`` while
-  the queue changes;
+  exactly soon after an event the estimate cannot follow, and as it changes (count_changes.py);
 * rows of a watched queue whose jobs changed state (the newest hashes read within a budget of
   ``row_reads_per_second``, the rest sent state-only);
 * progress of jobs (from the event itself, no Redis read);
@@ -60,9 +59,12 @@ from queues.throughput.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
-# Seconds beyond one read's wait and its pause within which the reader must have caught up for
-# this process's counts to be handed to a page as they are.
+# Seconds beyond a read's wait and pause within which the reader must have caught up to count
+# as current; for its counts to go to a view or a socket (which is then sent every change the
+# reader takes after them): a loaded reader's rounds take seconds, a view or socket reading
+# 50,000 queues itself tens of seconds.
 READER_SLACK = 1.0
+VIEW_LAG = 10.0
 
 
 class Follower:
@@ -162,18 +164,18 @@ class Follower:
         events: it surely holds the lease, Redis answers, and its reader has read everything
         the streams held within a read's time. A process paused longer than the lease (a stop
         signal, a long collection, a stalled VM) or one that does not read holds old ones."""
-        return (
-            self.leadership.holds()
-            and self.status.ok is True
-            and self.streams.caught_up_within(READER_SLACK)
-        )
+        return self.current_within(READER_SLACK)
+
+    def current_within(self, slack: float) -> bool:
+        ok = self.leadership.holds() and self.status.ok is True
+        return ok and self.streams.caught_up_within(slack)
 
     def snapshot(self, slug: str | None = None, version: str | None = None) -> LiveMessage | None:
         """Last known counts (no Redis read) for a page that just connected: every queue's for
         an overview, or only ``slug``'s; only those changed since ``version`` when the page
         was rendered from this reader's counts (queues/live/count_changes.py); None unless
-        they are :attr:`current` (the page then reads Redis)."""
-        if not self.current:
+        current within ``VIEW_LAG`` (the page then reads Redis)."""
+        if not self.current_within(VIEW_LAG):
             return None
         if slug is None:
             return self.counts.snapshot(version)
@@ -184,13 +186,12 @@ class Follower:
     ) -> tuple[dict[QueueRef, QueueSummary], str | None]:
         """The summaries of ``refs`` this reader keeps true (no Redis read), for a page that
         reads only the others, and the version of the counts sent, which its socket resumes
-        from. None while not :attr:`current`, not reading, or a Cluster master's streams are
-        lost (the page then reads all and names what it could not read)."""
-        if not (self.current and self._may_read()) or self.streams.lost:
+        from. None while not current within ``VIEW_LAG``, not reading, or a Cluster master's
+        streams are lost (the page then reads all and names what it could not read)."""
+        if not (self.current_within(VIEW_LAG) and self._may_read()) or self.streams.lost:
             return {}, None
         slack = self.settings.counts_interval + READER_SLACK
-        found = ((ref, self.counts.page_summary(ref, slack)) for ref in refs)
-        known = {ref: item for ref, item in found if item and self.streams.follows(ref)}
+        known = self.counts.page_summaries(self.streams.followed(refs), slack)
         return known, self.counts.version
 
     async def run(self) -> None:
@@ -370,9 +371,7 @@ class Follower:
         self.counts.restart()
         self._send_everything_soon()
 
-    def _layer_back(self) -> None:
-        """The channel layer takes messages again after refusing some: pages missed some. Send
-        everything now, and again once the pages' side has surely subscribed again."""
+    def _layer_back(self) -> None:  # the channel layer takes messages again: pages missed some
         self._send_everything_soon()
         self.chores.resend_again.arm(self.settings.layer_resubscribe_grace)
 
@@ -390,9 +389,11 @@ class Follower:
         if not self.status.change(ok, detail):
             return
         if ok:
-            self._send_everything_soon()  # recovered: re-read everything at once
-        else:
-            self.counts.forget_sent()
+            # Recovered: the counts are kept if the same server answers (the streams are read
+            # on from where they stood); 50,000 queues' counts take minutes to read again.
+            if not await self.status.same_server(self.probe):
+                self.counts.forget_sent()
+            self._send_everything_soon()
         status = live_protocol.status_message(
             ok, detail, connection=self.connection, partly=self.streams.lost
         )

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -51,6 +51,7 @@ class StreamReader:
         self.read_pause = read_pause
         self._quiet = True  # the last read returned nothing (or none was made yet)
         self.refs: dict[str, QueueRef] = {}  # events stream key → queue
+        self._followed: set[QueueRef] = set()  # the same queues, for a view's look-ups
         self.last_ids: dict[str, str] = {}
         # When a read last returned everything the streams held (monotonic): the counts were
         # as current as the events then.
@@ -79,7 +80,12 @@ class StreamReader:
         return len(self._shares) if self._shares else 1
 
     def follows(self, ref: QueueRef) -> bool:
-        return ref.key("events") in self.refs
+        return ref in self._followed
+
+    def followed(self, refs: Iterable[QueueRef]) -> list[QueueRef]:
+        """Those of ``refs`` whose streams are followed."""
+        followed = self._followed
+        return [ref for ref in refs if ref in followed]
 
     async def follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         """Follow ``new`` queues' streams from their current ends: what came before is in
@@ -102,11 +108,13 @@ class StreamReader:
             last = tail[0][0] if isinstance(tail, list) and tail else "0-0"
             self.last_ids[ref.key("events")] = last
             self.refs[ref.key("events")] = ref
+            self._followed.add(ref)
 
     def forget_all(self) -> None:
         """Follow nothing until told again (the streams are then read from their ends)."""
         self._quiet = True
         self.refs.clear()
+        self._followed.clear()
         self.last_ids.clear()
         self._shares = None
         self.caught_up_at = -math.inf

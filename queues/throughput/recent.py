@@ -20,7 +20,7 @@ async def finished_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, d
     removeOnComplete / removeOnFail trim these sets."""
     if not refs:
         return {}
-    since = _since(seconds)
+    since = since_of(seconds)
     commands = []
     for ref in refs:
         commands.append(("ZCOUNT", ref.key("completed"), since, "+inf"))
@@ -37,12 +37,16 @@ async def finished_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, d
     return result
 
 
-async def failed_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dict[str, int]]:
+async def failed_since(
+    refs: list[QueueRef], seconds: int, *, since: int | None = None
+) -> dict[QueueRef, dict[str, int]]:
     """Failed jobs per queue over the last ``seconds``, as :func:`finished_since` counts them
-    (``{"failed": n}``), without the completed ones: what alerts need, at one read a queue."""
+    (``{"failed": n}``), without the completed ones: what alerts need, at one read a queue.
+    ``since``: the window's start (ms) as :func:`since_of` gave it, when the caller has it."""
     if not refs:
         return {}
-    since = _since(seconds)
+    if since is None:
+        since = since_of(seconds)
     commands = [("ZCOUNT", ref.key("failed"), since, "+inf") for ref in refs]
     async with translate_redis_errors():
         replies = await per_connection.execute_for(refs, commands)
@@ -52,5 +56,6 @@ async def failed_since(refs: list[QueueRef], seconds: int) -> dict[QueueRef, dic
     }
 
 
-def _since(seconds: int) -> int:
+def since_of(seconds: int) -> int:
+    """Where a window of the last ``seconds`` starts (ms): the first of its whole minutes."""
     return window_start(int(time.time() * 1000), max(1, seconds // 60))
