@@ -453,6 +453,11 @@ class Viewer:
                 await self.task
 
 
+def open_wait(n: int) -> float:
+    """Seconds ``n`` viewers may take to open: 500 took 38 s on a saturated 2-core machine."""
+    return 30.0 + n / 10
+
+
 def viewer_kinds(n: int, queue_share: float) -> list[str]:
     n_queue = 0 if queue_share <= 0 else max(1, round(n * queue_share))
     n_queue = min(n, n_queue)
@@ -1111,7 +1116,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
         log(f"Bullpen, {n} viewer(s): opening websockets")
         t0 = time.monotonic()
         viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
-        await viewers.open(ctx, 30.0)
+        await viewers.open(ctx, open_wait(n))
         connect_s = time.monotonic() - t0
         if not ctx.extensions and viewers.extensions:
             ctx.extensions = viewers.extensions
@@ -1154,7 +1159,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
         n = a.soak_viewers
         log(f"soak: {n} viewers for {a.soak_minutes:g} min, RSS every {a.soak_sample:g} s")
         viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
-        await viewers.open(ctx, 30.0)
+        await viewers.open(ctx, open_wait(n))
         try:
             await asyncio.sleep(settle)
             w = Window(f"soak, {n} viewers, {a.soak_minutes:g} min", "bullpen", n)
