@@ -15,16 +15,16 @@ from tests.support.peer import Peer
 
 async def watch_overview(server: LiveServer) -> Any:
     ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
-    socket = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
-    await socket.send(json.dumps({"watch": "overview"}))
-    return socket
+    page = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
+    await page.send(json.dumps({"watch": "overview"}))
+    return page
 
 
-async def counts_frame(socket: Any, queue: str, waiting: int, within: float = 20) -> str:
+async def counts_frame(page: Any, queue: str, waiting: int, within: float = 20) -> str:
     """The text of the first frame whose counts show ``waiting`` jobs waiting in ``queue``."""
     deadline = time.monotonic() + within
     while True:
-        raw = await asyncio.wait_for(socket.recv(), timeout=deadline - time.monotonic())
+        raw = await asyncio.wait_for(page.recv(), timeout=deadline - time.monotonic())
         assert isinstance(raw, str), "a live message must arrive as a text frame"
         message = json.loads(raw)
         for part in message["messages"] if message.get("type") == "batch" else [message]:
@@ -40,19 +40,19 @@ async def test_every_socket_gets_the_same_frame_and_a_closed_one_stops_nobody(
 ) -> None:
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
     sockets = [await watch_overview(bullpen_server) for _ in range(4)]
-    for socket in sockets:
-        await counts_frame(socket, "mail", 1)
+    for page in sockets:
+        await counts_frame(page, "mail", 1)
 
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "b", "--data", "{}")
-    texts = [await counts_frame(socket, "mail", 2) for socket in sockets]
+    texts = [await counts_frame(page, "mail", 2) for page in sockets]
     # One rendering, one framing: the same text, written once to each socket.
     assert len(set(texts)) == 1, texts
 
     # A page that went away is left out; the others keep getting their messages.
     await sockets[0].close()
     await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "c", "--data", "{}")
-    for socket in sockets[1:]:
-        await counts_frame(socket, "mail", 3)
-    for socket in sockets[1:]:
-        await socket.close()
+    for page in sockets[1:]:
+        await counts_frame(page, "mail", 3)
+    for page in sockets[1:]:
+        await page.close()
     assert "Traceback" not in bullpen_server.log.read_text()
