@@ -84,8 +84,9 @@ def send_now(transport: Any, data: bytes) -> None:
 
     Twisted's ``write`` buffers and has the reactor watch the socket until the next turn of
     the loop, then sends and stops watching: with hundreds of sockets that took most of a
-    message's fan-out (~130 µs a socket here against ~18 µs for sending at once,
-    bench/RESULTS.md). What the socket does not take now goes through ``write``, in order.
+    message's fan-out (55 to 83 µs a socket against 6 to 12 µs for sending at once, 2 cores at load
+    2.5: bench/live/socket_write_bench.py). What the socket does not take now goes through
+    ``write``, in order.
     """
     sent = 0
     if (
