@@ -61,6 +61,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the project venv has them
     sys.exit(f"live_bench.py needs {exc.name!r}: run it with ./.venv/bin/python")
 
+import reader_check  # noqa: E402 - bench/live/ is the script's own folder
 from http_bench import (  # noqa: E402 - bench/ is on sys.path only from here on
     Popen,
     Processes,
@@ -452,6 +453,11 @@ class Viewer:
                 await self.task
 
 
+def open_wait(n: int) -> float:
+    """Seconds ``n`` viewers may take to open: 500 took 38 s on a saturated 2-core machine."""
+    return 30.0 + n / 10
+
+
 def viewer_kinds(n: int, queue_share: float) -> list[str]:
     n_queue = 0 if queue_share <= 0 else max(1, round(n * queue_share))
     n_queue = min(n, n_queue)
@@ -459,7 +465,7 @@ def viewer_kinds(n: int, queue_share: float) -> list[str]:
 
 
 async def open_viewers(
-    port: int,
+    ports: list[int],
     kinds: list[str],
     rec: Recorder,
     wait_s: float,
@@ -478,7 +484,8 @@ async def open_viewers(
     async def one(v: Viewer) -> None:
         async with gate:
             try:
-                await v.open(port, wait_s)
+                # Several server processes: viewers spread over them in turn.
+                await v.open(ports[v.idx % len(ports)], wait_s)
             except Exception as exc:
                 failures.append(f"{type(exc).__name__}: {exc}")
 
@@ -565,7 +572,7 @@ class ViewerSet:
 
     async def open(self, ctx: Ctx, wait_s: float) -> None:
         if self.procs <= 1:
-            self.local = await open_viewers(ctx.bullpen_port, self.kinds, ctx.rec, wait_s)
+            self.local = await open_viewers(ctx.bullpen_ports, self.kinds, ctx.rec, wait_s)
             ws = self.local[0].ws if self.local else None
             if ws is not None and ws.response is not None:
                 self.extensions = ws.response.headers.get("Sec-WebSocket-Extensions") or "none"
@@ -581,7 +588,7 @@ class ViewerSet:
                 sys.executable,
                 THIS_SCRIPT,
                 "--viewer-child",
-                json.dumps({"port": ctx.bullpen_port, "viewers": share, "wait_s": wait_s}),
+                json.dumps({"ports": ctx.bullpen_ports, "viewers": share, "wait_s": wait_s}),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 limit=CHILD_REPLY_LIMIT,
@@ -667,7 +674,7 @@ async def viewer_child(spec: dict[str, Any]) -> None:
     try:
         for idx, kind in share:
             viewers.extend(
-                await open_viewers(spec["port"], [kind], rec, spec["wait_s"], first_idx=idx)
+                await open_viewers(spec["ports"], [kind], rec, spec["wait_s"], first_idx=idx)
             )
     except BaseException as exc:  # SystemExit from open_viewers included
         out.write(json.dumps({"error": str(exc)}) + "\n")
@@ -802,6 +809,8 @@ class Window:
     cpu: dict[str, float] = field(default_factory=dict)
     rss_start: float | None = None
     rss_end: float | None = None
+    load_average: str = ""  # the 1-minute load average at the window's end
+    readers: str = ""  # several Bullpen processes: which of them read Redis
     jobs_completed: float = 0.0
     jobs_per_s: float = 0.0
     bench00_completed: float = 0.0
@@ -857,6 +866,32 @@ class Ctx:
     interest_key: str
     rec: Recorder = field(default_factory=Recorder)
     extensions: str = ""
+    # Every Bullpen process (the first is bullpen_port/bullpen_pid) and the channel layer's Redis.
+    bullpen_ports: list[int] = field(default_factory=list)
+    bullpen_pids: list[int] = field(default_factory=list)
+    layer_redis_pid: int | None = None
+    redis_url: str = ""
+
+    @property
+    def lease_key(self) -> str:
+        return self.interest_key.rsplit(":", 1)[0] + ":lease"
+
+
+def reader_note(
+    ctx: Ctx,
+    seen: dict[int, Any],
+    lease0: tuple[str, str],
+    lease1: tuple[str, str],
+) -> str:
+    """Which Bullpen process read the event streams in a window, and whether the lease moved."""
+    parts = []
+    for i, pid in enumerate(ctx.bullpen_pids):
+        commands = seen.get(pid, {})
+        top = ", ".join(f"{k} {v}" for k, v in commands.most_common(4)) if commands else "none"
+        holder = " (lease)" if f":{pid}:" in lease1[0] else ""
+        parts.append(f"process {i + 1}{holder}: XREAD {commands.get('XREAD', 0)}; {top}")
+    moved = "held throughout" if lease0 == lease1 else f"changed: {lease0} → {lease1}"
+    return f"commands sampled with MONITOR: {'; '.join(parts)}; lease {moved}"
 
 
 async def measure(
@@ -879,14 +914,33 @@ async def measure(
     children = viewers.pids if viewers is not None else []
     k0 = sum(cpu_seconds(pid) for pid in children)
     ours = {
-        "Redis": ctx.redis_pid,
-        "Bullpen": ctx.bullpen_pid,
-        "Bull Board": ctx.bullboard_pid,
-        "load generator": ctx.load_pid,
+        "Redis": [ctx.redis_pid],
+        "Bullpen": ctx.bullpen_pids,
+        "Bull Board": [ctx.bullboard_pid],
+        "load generator": [ctx.load_pid],
     }
-    g0 = {name: cpu_seconds(pid) for name, pid in ours.items()}
+    if len(ctx.bullpen_pids) > 1:
+        ours.update({f"Bullpen {i + 1}": [pid] for i, pid in enumerate(ctx.bullpen_pids)})
+    if ctx.layer_redis_pid is not None:
+        ours["channel layer Redis"] = [ctx.layer_redis_pid]
+    # The server's CPU: every Bullpen process when the window is Bullpen's.
+    server_pids = ctx.bullpen_pids if server_pid == ctx.bullpen_pid else [server_pid or 0]
+
+    def cpu_of(pids: list[int]) -> float:
+        return sum(cpu_seconds(pid) for pid in pids)
+
+    g0 = {name: cpu_of(pids) for name, pids in ours.items()}
     m0 = machine_busy()
-    p0 = cpu_seconds(server_pid) if server_pid else None
+    p0 = cpu_of(server_pids) if server_pid else None
+    lease0 = reader_check.lease_state(ctx.r, ctx.lease_key)
+    sampled: asyncio.Task[dict[int, Any]] | None = None
+    if viewers is not None and len(ctx.bullpen_pids) > 1:
+        sample_s = min(3.0, seconds / 3)
+        sampled = asyncio.create_task(
+            asyncio.to_thread(
+                reader_check.commands_by_process, ctx.redis_url, ctx.bullpen_pids, sample_s
+            )
+        )
     if server_pid:
         w.rss_start = rss_mib(server_pid)
         w.rss_samples.append((0.0, w.rss_start))
@@ -906,13 +960,13 @@ async def measure(
     stats = await viewers.stop(ctx.rec) if viewers is not None else []
     c1 = time.process_time()
     k1 = sum(cpu_seconds(pid) for pid in children)
-    g1 = {name: cpu_seconds(pid) for name, pid in ours.items()}
+    g1 = {name: cpu_of(pids) for name, pids in ours.items()}
     m1 = machine_busy()
     l1 = load_sample(ctx.load_log)
     if server_pid:
         w.rss_end = rss_mib(server_pid)
         w.rss_samples.append((elapsed, w.rss_end))
-        p1 = cpu_seconds(server_pid)
+        p1 = cpu_of(server_pids)
         if p0 is not None:
             w.server_cpu_pct = (p1 - p0) / elapsed * 100
     w.seconds = s1.t - s0.t
@@ -925,7 +979,12 @@ async def measure(
         ncpu = os.cpu_count() or 1
         busy = (m1[0] - m0[0]) / (m1[1] - m0[1]) * 100 * ncpu
         w.cpu["machine"] = busy
-        w.cpu["other processes"] = max(0.0, busy - sum(w.cpu[k] for k in ours) - w.client_cpu_pct)
+        counted = sum(w.cpu[k] for k in ours if not k.startswith("Bullpen ")) + w.client_cpu_pct
+        w.cpu["other processes"] = max(0.0, busy - counted)
+    w.load_average = f"{os.getloadavg()[0]:.2f}"
+    lease1 = reader_check.lease_state(ctx.r, ctx.lease_key)
+    if sampled is not None:
+        w.readers = reader_note(ctx, await sampled, lease0, lease1)
     if l0 and l1 and l1.t > l0.t:
         rate = (l1.completed - l0.completed) / ((l1.t - l0.t) / 1000)
         w.jobs_per_s = rate
@@ -1057,7 +1116,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
         log(f"Bullpen, {n} viewer(s): opening websockets")
         t0 = time.monotonic()
         viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
-        await viewers.open(ctx, 30.0)
+        await viewers.open(ctx, open_wait(n))
         connect_s = time.monotonic() - t0
         if not ctx.extensions and viewers.extensions:
             ctx.extensions = viewers.extensions
@@ -1079,8 +1138,10 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
                 f"({q['n']} samples); overview p50/p99 {o['p50']}/{o['p99']} ms "
                 f"(send to receipt {sent['p50']}/{sent['p99']} ms); "
                 f"RSS {w.rss_end:.1f} MiB; server CPU {w.server_cpu_pct:.0f} %, "
-                f"client CPU {w.client_cpu_pct:.0f} %"
+                f"client CPU {w.client_cpu_pct:.0f} %; load {w.load_average}"
             )
+            if w.readers:
+                log(f"  {w.readers}")
             for e in w.errors:
                 log(f"  ! {e}")
         finally:
@@ -1098,7 +1159,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
         n = a.soak_viewers
         log(f"soak: {n} viewers for {a.soak_minutes:g} min, RSS every {a.soak_sample:g} s")
         viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
-        await viewers.open(ctx, 30.0)
+        await viewers.open(ctx, open_wait(n))
         try:
             await asyncio.sleep(settle)
             w = Window(f"soak, {n} viewers, {a.soak_minutes:g} min", "bullpen", n)
@@ -1239,7 +1300,8 @@ def render(
     windows: list[Window], meta: dict[str, Any], per_job: float
 ) -> tuple[str, list[Verdict]]:
     lines = [f"## Bullpen live updates vs Bull Board polling — {meta['date']}", ""]
-    keys = ("cpu", "redis", "load", "windows", "bull board poll", "websocket extensions")
+    keys = ["cpu", "redis", "load", "windows", "bull board poll", "websocket extensions"]
+    keys.append("bullpen processes")
     for k in (*keys, "versions", "fd limit"):
         if meta.get(k):
             lines.append(f"- {k}: {meta[k]}")
@@ -1357,6 +1419,9 @@ def render(
                     f"of ~{w.bench00_completed:,.0f}"
                 )
         line += "; CPU (% of one core): " + ", ".join(f"{k} {v:.0f}" for k, v in w.cpu.items())
+        line += f"; load average {w.load_average}"
+        if w.readers:
+            line += f"; {w.readers}"
         for e in w.errors:
             line += f"\n  - ⚠ {e}"
         details.append(line)
@@ -1465,6 +1530,13 @@ def main(argv: list[str] | None = None) -> int:
         help="shell command starting Bullpen in the repository root with REDIS_URL, "
         "BULLMQ_PREFIX, HOST and PORT set (default ./run serve)",
     )
+    ap.add_argument(
+        "--bullpen-processes",
+        type=int,
+        default=1,
+        help="Bullpen server processes, each on its own port, viewers spread over them in turn; "
+        "more than one share a throw-away Redis as their channel layer (CHANNEL_LAYER_URL)",
+    )
     ap.add_argument("--redis-ports", default="6700-6799")
     ap.add_argument("--http-ports", default="8700-8799")
     ap.add_argument("--startup-timeout", type=float, default=120.0)
@@ -1482,6 +1554,8 @@ def main(argv: list[str] | None = None) -> int:
         args.warmup = 10.0 if args.quick else 20.0
     if any(n < 1 for n in args.viewers) or any(t < 1 for t in args.bullboard_tabs):
         sys.exit("--viewers and --bullboard-tabs take positive counts")
+    if args.bullpen_processes < 1:
+        sys.exit("--bullpen-processes takes a positive count")
     if args.window < 5 or args.baselines < 1:
         sys.exit("--window must be ≥ 5 s and --baselines ≥ 1")
 
@@ -1507,12 +1581,52 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         procs.stop_all()
-        for name in ("bullpen.log", "bullboard.log", "live_load.log", "redis.log"):
+        names = [f"{server_log_name(i)}.log" for i in range(args.bullpen_processes)]
+        for name in (*names, "bullboard.log", "live_load.log", "redis.log", "layer-redis.log"):
             src = tmp / name
             if src.exists():
                 with contextlib.suppress(OSError):
                     shutil.copy(src, OUT_DIR / f"live-{stamp}-{name}")
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def server_log_name(i: int) -> str:
+    """The i-th Bullpen process's log name (the first keeps the name of a one-process run)."""
+    return "bullpen" if i == 0 else f"bullpen-{i + 1}"
+
+
+def start_redis(procs: Processes, port: int, tmp: Path, name: str) -> Popen:
+    """A throw-away ``redis-server`` on ``port``, answering; its log is ``tmp/<name>.log``."""
+    folder = tmp / name
+    folder.mkdir(exist_ok=True)
+    proc = procs.start(
+        name,
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+            "--maxclients",
+            "10000",
+        ],
+        log_path=tmp / f"{name}.log",
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            redis_py.Redis(port=port).ping()
+            return proc
+        except redis_py.ConnectionError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                sys.exit("redis-server did not start:\n" + (tmp / f"{name}.log").read_text())
+            time.sleep(0.1)
 
 
 def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_limit: str) -> int:
@@ -1529,34 +1643,7 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     rport = free_port(lo, hi)
     redis_url = f"redis://127.0.0.1:{rport}/0"
     log(f"starting redis-server on port {rport}")
-    rproc = procs.start(
-        "redis-server",
-        [
-            "redis-server",
-            "--port",
-            str(rport),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp),
-            "--maxclients",
-            "10000",
-        ],
-        log_path=tmp / "redis.log",
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            redis_py.Redis.from_url(redis_url).ping()
-            break
-        except redis_py.ConnectionError:
-            if rproc.poll() is not None or time.monotonic() > deadline:
-                sys.exit("redis-server did not start:\n" + (tmp / "redis.log").read_text())
-            time.sleep(0.1)
+    rproc = start_redis(procs, rport, tmp, "redis")
     r = redis_py.Redis.from_url(redis_url, decode_responses=True)
     meta["redis"] = f"redis {r.info('server').get('redis_version')} on 127.0.0.1:{rport}"
 
@@ -1582,7 +1669,10 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
 
     # Servers.
     bb_port = free_port(hlo, hhi)
-    bp_port = free_port(hlo, hhi, exclude={bb_port})
+    bp_ports: list[int] = []
+    for _ in range(args.bullpen_processes):
+        bp_ports.append(free_port(hlo, hhi, exclude={bb_port, *bp_ports}))
+    bp_port = bp_ports[0]
     bb_proc = procs.start(
         "bull board",
         [
@@ -1601,22 +1691,42 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
         log_path=tmp / "bullboard.log",
     )
     env = dict(os.environ)
-    env.update(REDIS_URL=redis_url, BULLMQ_PREFIX=args.prefix, HOST="127.0.0.1", PORT=str(bp_port))
+    env.update(REDIS_URL=redis_url, BULLMQ_PREFIX=args.prefix, HOST="127.0.0.1")
     # Every viewer is an anonymous page from this one address.
     env.setdefault("BULLPEN_MAX_SOCKETS_PER_CLIENT", "100000")
-    cmd = args.bullpen_cmd.format(port=bp_port, redis_url=redis_url, prefix=args.prefix)
-    log(f"starting Bullpen: {cmd} (port {bp_port}); Bull Board on port {bb_port}")
-    bp_proc = procs.start(
-        "bullpen", ["/bin/sh", "-c", cmd], cwd=REPO_DIR, env=env, log_path=tmp / "bullpen.log"
-    )
+    layer_pid = None
+    if len(bp_ports) > 1:
+        layer_port = free_port(lo, hi, exclude={rport})
+        log(f"starting the channel layer's redis-server on port {layer_port}")
+        layer_pid = start_redis(procs, layer_port, tmp, "layer-redis").pid
+        env["CHANNEL_LAYER_URL"] = f"redis://127.0.0.1:{layer_port}/0"
+        meta["bullpen processes"] = (
+            f"{len(bp_ports)} daphne processes (ports {', '.join(map(str, bp_ports))}), viewers "
+            f"spread over them in turn; channel layer: Redis pub/sub on port {layer_port}"
+        )
+    bp_pids: list[int] = []
+    for i, port in enumerate(bp_ports):
+        name = server_log_name(i)
+        cmd = args.bullpen_cmd.format(port=port, redis_url=redis_url, prefix=args.prefix)
+        log(f"starting Bullpen: {cmd} (port {port}); Bull Board on port {bb_port}")
+        bp_proc = procs.start(
+            name,
+            ["/bin/sh", "-c", cmd],
+            cwd=REPO_DIR,
+            env={**env, "PORT": str(port)},
+            log_path=tmp / f"{name}.log",
+        )
+        # One after the other: each start also collects static files and migrates.
+        log_path = tmp / f"{name}.log"
+        wait_http(port, BULLPEN_READY, bp_proc, "Bullpen", args.startup_timeout, log_path)
+        status, body = http_get(port, BULLPEN_READY)
+        n_seen = body.count(b'"bench-')
+        log(f"Bullpen answers ({status}); {n_seen} mentions of bench queues in its queue list")
+        bp_pids.append(find_server_pid(bp_proc, "daphne"))
     wait_http(
         bb_port, BULLBOARD_POLL, bb_proc, "Bull Board", args.startup_timeout, tmp / "bullboard.log"
     )
-    wait_http(bp_port, BULLPEN_READY, bp_proc, "Bullpen", args.startup_timeout, tmp / "bullpen.log")
-    status, body = http_get(bp_port, BULLPEN_READY)
-    n_seen = body.count(b'"bench-')
-    log(f"Bullpen answers ({status}); {n_seen} mentions of bench queues in its queue list")
-    bp_pid = find_server_pid(bp_proc, "daphne")
+    bp_pid = bp_pids[0]
     bb_pid = find_server_pid(bb_proc, "bullboard.mjs")
     meta["bullpen_rss_start"] = rss_mib(bp_pid)
 
@@ -1702,6 +1812,10 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
         load_pid,
         rproc.pid,
         args.interest_key,
+        bullpen_ports=bp_ports,
+        bullpen_pids=bp_pids,
+        layer_redis_pid=layer_pid,
+        redis_url=redis_url,
     )
     windows = asyncio.run(run_windows(ctx, meta))
     meta["rss"] = (
@@ -1711,12 +1825,15 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     )
 
     per_job = attribute(windows)
-    n_bad, first_bad = scan_log(tmp / "bullpen.log")
-    meta["server_log"] = (
-        f"{n_bad} suspicious lines (errors, warnings, tracebacks)"
-        + ("".join(f"\n  - `{line[:200]}`" for line in first_bad) if first_bad else "")
-        + f"\n  - full log: bench/out/live-{stamp}-bullpen.log"
-    )
+    notes = []
+    for i in range(len(bp_pids)):
+        n_bad, first_bad = scan_log(tmp / f"{server_log_name(i)}.log")
+        notes.append(
+            f"{n_bad} suspicious lines (errors, warnings, tracebacks)"
+            + ("".join(f"\n  - `{line[:200]}`" for line in first_bad) if first_bad else "")
+            + f"\n  - full log: bench/out/live-{stamp}-{server_log_name(i)}.log"
+        )
+    meta["server_log"] = "; ".join(notes)
     report, vs = render(windows, meta, per_job)
     print(report)
     out = args.out or (OUT_DIR / f"live-{stamp}.md")

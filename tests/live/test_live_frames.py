@@ -1,0 +1,58 @@
+"""Under daphne a live message is framed once and its bytes written to every open socket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import websockets
+
+from tests.support.live_server import LiveServer
+from tests.support.peer import Peer
+
+
+async def watch_overview(server: LiveServer) -> Any:
+    ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
+    page = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
+    await page.send(json.dumps({"watch": "overview"}))
+    return page
+
+
+async def counts_frame(page: Any, queue: str, waiting: int, within: float = 20) -> str:
+    """The text of the first frame whose counts show ``waiting`` jobs waiting in ``queue``."""
+    deadline = time.monotonic() + within
+    while True:
+        raw = await asyncio.wait_for(page.recv(), timeout=deadline - time.monotonic())
+        assert isinstance(raw, str), "a live message must arrive as a text frame"
+        message = json.loads(raw)
+        for part in message["messages"] if message.get("type") == "batch" else [message]:
+            if part.get("type") != "counts":
+                continue
+            for entry in part["queues"]:
+                if entry["slug"] == queue and entry["counts"].get("waiting", 0) == waiting:
+                    return raw
+
+
+async def test_every_socket_gets_the_same_frame_and_a_closed_one_stops_nobody(
+    bullpen_server: LiveServer, peer: Peer
+) -> None:
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    sockets = [await watch_overview(bullpen_server) for _ in range(4)]
+    for page in sockets:
+        await counts_frame(page, "mail", 1)
+
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "b", "--data", "{}")
+    texts = [await counts_frame(page, "mail", 2) for page in sockets]
+    # One rendering, one framing: the same text, written once to each socket.
+    assert len(set(texts)) == 1, texts
+
+    # A page that went away is left out; the others keep getting their messages.
+    await sockets[0].close()
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "c", "--data", "{}")
+    for page in sockets[1:]:
+        await counts_frame(page, "mail", 3)
+    for page in sockets[1:]:
+        await page.close()
+    assert "Traceback" not in bullpen_server.log.read_text()
