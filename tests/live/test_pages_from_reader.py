@@ -4,11 +4,10 @@ the version of the counts the page shows."""
 
 from __future__ import annotations
 
-import html
-import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -37,6 +36,8 @@ from tests.support.live_reads import (
     grown,
     reader_fresh,
     run_peer,
+    since_of,
+    spec_of,
     until,
     vouches,
     wait_for,
@@ -87,10 +88,6 @@ async def overview_watched(
     follower, refs = channel_groups.ensure_started(), list((await discovered()).queues)
     await until("the reader keeps every queue's counts", lambda: vouches(follower, refs), 30)
     return watcher, follower, refs
-
-
-def since_of(page: str) -> str:
-    return str(spec_of(page).get("since", ""))
 
 
 @pytest.fixture
@@ -189,10 +186,10 @@ async def test_a_socket_resumes_from_the_version_its_page_shows(
 ) -> None:
     _watcher, follower, refs = await overview_watched(sockets)
     queues = len(refs)
-    found = None
+    found, why = None, list[str]()
     for _ in range(TRIES):  # until one try found the reader current throughout
-        found = found or await resumed_twice(sockets, client, peer, follower, refs)
-    assert found, f"the reader did not stay current through any of {TRIES} tries"
+        found = found or await resumed_twice(sockets, client, peer, follower, refs, why)
+    assert found, f"the reader was not current in any of {TRIES} tries: {why}"
     since, quiet, everything, resumed = found
     assert re.fullmatch(r"[0-9a-f]{8}:\d+", since), since
 
@@ -221,6 +218,7 @@ async def resumed_twice(
     peer: Peer,
     follower: Follower,
     refs: list[QueueRef],
+    why: list[str],
 ) -> tuple[str, Message, Message, Message] | None:
     """The overview's version, what a socket resuming from it is sent while nothing changed,
     every queue's counts then, and what one is sent after a job was added; None when the reader
@@ -228,6 +226,7 @@ async def resumed_twice(
     await reader_fresh(follower, refs)
     since = since_of((await client.get(reverse("bullpen:overview"))).content.decode())
     if not since:
+        why.append("a page without a version")
         return None
     # The reader's periodic resend of every count (for sockets that may have missed one)
     # comes between the render and the subscription: it changed nothing.
@@ -239,6 +238,7 @@ async def resumed_twice(
     quiet, _ = await wait_for(first, lambda m: m["type"] == "counts")
     everything = await full_counts(sockets)
     if not (follower.counts.era == since.partition(":")[0] and "totals" in quiet):
+        why.append(f"the first socket: era {follower.counts.era}, {sorted(quiet)}")
         return None
 
     sent = follower.counts.version
@@ -249,14 +249,9 @@ async def resumed_twice(
     await second.send_json_to({"watch": "overview", "since": since})
     resumed, _ = await wait_for(second, lambda m: m["type"] == "counts")
     if not (follower.counts.era == since.partition(":")[0] and "totals" in resumed):
+        why.append(f"the second socket: era {follower.counts.era}, {sorted(resumed)}")
         return None
     return since, quiet, everything, resumed
-
-
-def spec_of(page: str) -> dict[str, Any]:
-    found = re.search(r'<main id="main"[^>]*data-live="([^"]*)"', page)
-    assert found, "the page has no live spec"
-    return dict(json.loads(html.unescape(found.group(1))))
 
 
 async def answered(socket: WebsocketCommunicator, spec: dict[str, Any]) -> list[Any]:
@@ -347,17 +342,18 @@ async def check_alert_passes(
 ) -> None:
     follower, queues = channel_groups.ensure_started(), len(refs)
 
-    async def pass_and_view() -> tuple[dict[str, int], dict[str, int]] | None:
+    async def a_pass() -> dict[str, int] | None:
         era = follower.counts.era
         await watch.evaluate(delivery)  # the first pass reads what later ones keep
         before = calls(redis_client)
         await watch.evaluate(delivery)
         cost = grown(before, calls(redis_client))
-        view = await view_cost(client, redis_client, "")
         vouched = all(counts.vouched for counts in made[-2:]) and follower.counts.era == era
-        return (cost, view) if view is not None and vouched else None
+        return cost if vouched else None
 
-    cost, view = await while_reader_vouches(follower, refs, pass_and_view, by_report=True)
+    cost = await while_reader_vouches(follower, refs, a_pass, by_report=True)
+    a_view = partial(view_cost, client, redis_client, "")
+    view = await while_reader_vouches(follower, refs, a_view, by_report=True)
     # Without the reader (the rules over counts read from Redis): seven commands a queue.
     before = calls(redis_client)
     await read_rules(await summaries(states=COUNTED))

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -127,6 +129,18 @@ async def server_watches(redis_client: Any, *, queue: str = "", job: str = "") -
         return False
 
     await until(f"a server watches {queue or job}", published)
+
+
+def spec_of(page: str) -> dict[str, Any]:
+    """What a page's live updates watch (its ``data-live``)."""
+    found = re.search(r'<main id="main"[^>]*data-live="([^"]*)"', page)
+    assert found, "the page has no live spec"
+    return dict(json.loads(html.unescape(found.group(1))))
+
+
+def since_of(page: str) -> str:
+    """The version of the reader's counts a page shows ("": some were read from Redis)."""
+    return str(spec_of(page).get("since", ""))
 
 
 def calls(redis_client: Any) -> dict[str, int]:
@@ -254,7 +268,7 @@ async def while_reader_vouches(
             found = await measure()
         if (spell.held or by_report) and found is not None:
             return found
-        why.append(spell.why or "what was measured came from Redis")
+        why.append("what was measured came from Redis" if by_report else spell.why)
     raise AssertionError(f"the reader did not stay current through any of {TRIES} tries: {why}")
 
 
