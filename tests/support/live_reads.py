@@ -6,16 +6,22 @@ Moved here from ``tests.live.test_live``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import html
 import json
+import re
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from channels.testing import WebsocketCommunicator
 
 from dashboard.live import channel_groups
+from dashboard.live.reader_counts import ReaderCounts
+from queues.live.follower import READER_SLACK, Follower
 from queues.live.protocol import LiveMessage, Topic
-from queues.reads.keys import STATES
+from queues.live.streams import POLL_S
+from queues.reads.keys import STATES, QueueRef
 from tests.support.peer import Peer
 
 Message = dict[str, Any]
@@ -74,6 +80,11 @@ async def until(what: str, done: Callable[[], bool], timeout: float = 15) -> Non
         await asyncio.sleep(0.05)
 
 
+async def event_taken(follower: Follower, ref: QueueRef, taken: int) -> None:
+    """The reader has taken an event of ``ref`` past the ``taken`` it had taken before."""
+    await until("its event taken", lambda: follower.counts.events_taken.get(ref, 0) > taken, 30)
+
+
 async def found_within(check: Callable[[], Any], within: float = 20) -> Any:
     """Poll ``check`` until it gives something true, and give that; fail after ``within`` s."""
     deadline = time.monotonic() + within
@@ -118,3 +129,163 @@ async def server_watches(redis_client: Any, *, queue: str = "", job: str = "") -
         return False
 
     await until(f"a server watches {queue or job}", published)
+
+
+def spec_of(page: str) -> dict[str, Any]:
+    """What a page's live updates watch (its ``data-live``)."""
+    found = re.search(r'<main id="main"[^>]*data-live="([^"]*)"', page)
+    assert found, "the page has no live spec"
+    return dict(json.loads(html.unescape(found.group(1))))
+
+
+def since_of(page: str) -> str:
+    """The version of the reader's counts a page shows ("": some were read from Redis)."""
+    return str(spec_of(page).get("since", ""))
+
+
+def calls(redis_client: Any) -> dict[str, int]:
+    """Redis's count of each command run so far (INFO commandstats)."""
+    stats = redis_client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(entry["calls"]) for name, entry in stats.items()}
+
+
+def grown(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The commands run between two INFOs, less the INFO that read ``before``."""
+    cost = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    cost["info"] = cost.get("info", 1) - 1
+    return {k: v for k, v in cost.items() if v}
+
+
+LOOK_EVERY = 0.02  # seconds between two looks at a reader through a stretch of a test
+FRESH = 0.5  # a stretch begins once the reader vouches this much longer without reading
+
+
+def vouched_for(follower: Follower, refs: list[QueueRef]) -> float:
+    """How many seconds more the reader vouches for every one of ``refs`` (as a page takes
+    them, ``Follower.known_summaries``) without reading the streams or renewing its lease
+    again: what is left of ``Follower.current``'s limits. 0 when it does not now."""
+    known, version = follower.known_summaries(refs)
+    if version is None or len(known) < len(refs):
+        return 0.0
+    streams, lease, now = follower.streams, follower.leadership, time.monotonic()
+    # StreamReader.caught_up_within's limit: one read's wait, the read pause and the slack.
+    one_read = len(streams.refs) <= streams.share and streams.shares < 2
+    wait = streams.block_ms / 1000 if one_read else POLL_S + streams.read_time
+    caught_up = streams.caught_up_at + wait + streams.read_pause + READER_SLACK - now
+    leased = lease.confirmed_at + lease.lease_ttl_ms / 1000 - now
+    return max(0.0, min(caught_up, leased))
+
+
+def vouches(follower: Follower, refs: list[QueueRef]) -> bool:
+    return vouched_for(follower, refs) > 0
+
+
+class ReaderSpell:
+    """What the looks at a reader found through one stretch of a test: it vouched all along
+    when each look came within the time the look before found it would vouch for."""
+
+    def __init__(self, follower: Follower, refs: list[QueueRef]) -> None:
+        self.follower, self.refs = follower, refs
+        self.era = follower.counts.era
+        self.last_look = time.monotonic()
+        self.left = vouched_for(follower, refs)
+        self.held = True
+        self.why = ""
+
+    def look(self) -> None:
+        now = time.monotonic()
+        if now - self.last_look >= self.left:
+            self._broken(f"not looked at for {now - self.last_look:.2f}s, {self.left:.2f}s left")
+        elif self.follower.counts.era != self.era:
+            self._broken("its counts started over (a new era)")
+        self.left = vouched_for(self.follower, self.refs)
+        self.last_look = now
+
+    def _broken(self, why: str) -> None:
+        if self.held:
+            self.held, self.why = False, why
+
+
+async def reader_fresh(
+    follower: Follower,
+    refs: list[QueueRef],
+    within: float = 30,
+) -> None:
+    """Wait until the reader vouches for every one of ``refs``, and will for a while yet."""
+
+    def fresh() -> bool:
+        return vouched_for(follower, refs) >= FRESH
+
+    await until("the reader keeps every queue's counts", fresh, within)
+
+
+@contextlib.asynccontextmanager
+async def reader_vouching(
+    follower: Follower,
+    refs: list[QueueRef],
+    within: float = 30,
+) -> AsyncIterator[ReaderSpell]:
+    """Once the reader vouches for every one of ``refs`` (its own report), look at it through
+    the block: the spell says afterwards whether it vouched all along. On a loaded machine a
+    pause of this process can leave it behind for a moment, and a page then rightly reads Redis."""
+    await reader_fresh(follower, refs, within)
+    spell = ReaderSpell(follower, refs)
+
+    async def keep_looking() -> None:
+        while True:
+            await asyncio.sleep(LOOK_EVERY)
+            spell.look()
+
+    looking = asyncio.ensure_future(keep_looking())
+    try:
+        yield spell
+    finally:
+        looking.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await looking
+        spell.look()
+
+
+T = TypeVar("T")
+TRIES = 8
+
+
+async def while_reader_vouches(
+    follower: Follower,
+    refs: list[QueueRef],
+    measure: Callable[[], Awaitable[T | None]],
+    *,
+    by_report: bool = False,
+) -> T:
+    """What ``measure`` found in the first of a few stretches through which the reader vouched
+    for every one of ``refs``; ``measure`` gives None when what it measured says otherwise (a
+    page rendered without the reader's version). ``by_report``: that alone says so (the page
+    took the reader's counts at one moment, which looks from outside may miss). Fails when
+    none of them was such a stretch."""
+    why: list[str] = []
+    for _ in range(TRIES):
+        async with reader_vouching(follower, refs) as spell:
+            found = await measure()
+        if (spell.held or by_report) and found is not None:
+            return found
+        why.append("what was measured came from Redis" if by_report else spell.why)
+    raise AssertionError(f"the reader did not stay current through any of {TRIES} tries: {why}")
+
+
+class TellingCounts(ReaderCounts):
+    """The reader's counts for one alert pass (or page), which tell afterwards whether the
+    reader vouched for every queue it was asked about: their counts (``complete``) and that
+    nothing happened to them since the pass before (``still``, which keeps their oldest jobs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unsure = 0  # queues ``still`` could say nothing of
+
+    def still(self, ref: QueueRef) -> tuple[str, int] | None:
+        token = super().still(ref)
+        self.unsure += token is None
+        return token
+
+    @property
+    def vouched(self) -> bool:
+        return self.complete and not self.unsure
