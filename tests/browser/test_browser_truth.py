@@ -15,6 +15,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.browser_pages import answer_dialogs, socket_messages
+from tests.support.live_reads import server_watches
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -106,13 +107,15 @@ def stack_traces(redis_client: Any, key: str) -> list[Any]:
 
 
 async def test_rows_added_live_have_the_cells_of_a_page_load(
-    peer: Peer, bullpen_server: LiveServer, browser: Browser, tmp_path: Path
+    peer: Peer, bullpen_server: LiveServer, browser: Browser, redis_client: Any, tmp_path: Path
 ) -> None:
     for i in range(3):
         peer("add", "--queue", "mail", "--name", f"first-{i}", "--data", f'{{"i": {i}}}')
     page = await signed_in(browser, bullpen_server, "q/mail/?state=waiting&per_page=10")
     rows = page.locator("#job-list tbody tr")
     await expect(rows).to_have_count(3)
+    # The new jobs must reach the page as live rows, not in a list read as its socket subscribes.
+    await server_watches(redis_client, queue="mail")
     added = []
     for i in range(2):
         added.append(
