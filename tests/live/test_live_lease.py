@@ -14,6 +14,10 @@ from queues.live.lease import Lease
 from queues.live.status import RedisStatus
 from queues.redis.clients import get_client
 
+# Long enough that a test process paused on a loaded machine still renews in time; short enough
+# that waiting for a lapse costs a second.
+TTL_MS = 1000
+
 
 async def lapse(redis_client: Any, key: str) -> None:
     """Until the lease's time to live has run out (Redis dropped the key)."""
@@ -26,7 +30,7 @@ async def lapse(redis_client: Any, key: str) -> None:
 async def test_a_lease_taken_again_after_it_lapsed_is_continued_only_if_nobody_held_it(
     redis_client: Any,
 ) -> None:
-    lease = Lease(get_client(), "bullpen:test:lease", ttl_ms=200)
+    lease = Lease(get_client(), "bullpen:test:lease", ttl_ms=TTL_MS)
     assert await lease.acquire_or_renew()
     assert not lease.continued  # taken, not kept
     assert await lease.acquire_or_renew()
@@ -35,7 +39,7 @@ async def test_a_lease_taken_again_after_it_lapsed_is_continued_only_if_nobody_h
     assert await lease.acquire_or_renew()  # nobody else took it: what it read still stands
     assert lease.continued
     await lapse(redis_client, lease.key)
-    other = Lease(get_client(), lease.key, ttl_ms=200)
+    other = Lease(get_client(), lease.key, ttl_ms=TTL_MS)
     assert await other.acquire_or_renew()  # another process held it meanwhile
     await other.release()
     assert await lease.acquire_or_renew()
@@ -45,7 +49,7 @@ async def test_a_lease_taken_again_after_it_lapsed_is_continued_only_if_nobody_h
 
 async def test_a_holder_knows_its_lease_only_for_its_time_to_live(redis_client: Any) -> None:
     key = "bullpen:test:leadership"
-    leadership = Leadership(Interest(), key, "bullpen:test:interest", 200, RedisStatus())
+    leadership = Leadership(Interest(), key, "bullpen:test:interest", TTL_MS, RedisStatus())
     assert await leadership.renew(get_client())  # just became the reader
     assert leadership.holds()
     assert not await leadership.renew(get_client())  # kept: nothing new
@@ -57,7 +61,7 @@ async def test_a_holder_knows_its_lease_only_for_its_time_to_live(redis_client: 
     assert not await leadership.renew(get_client())
     assert leadership.holds()
     await lapse(redis_client, key)
-    other = Lease(get_client(), key, ttl_ms=200)
+    other = Lease(get_client(), key, ttl_ms=TTL_MS)
     assert await other.acquire_or_renew()
     await other.release()
     assert await leadership.renew(get_client())
