@@ -114,21 +114,25 @@ async def follower_tails_log(job_id: str) -> None:
 INTEREST_KEY = "bullpen:live:interest"
 
 
-async def server_watches(redis_client: Any, *, queue: str = "", job: str = "") -> None:
-    """A live server (another process) has taken a page's watch of ``queue`` or of ``job``:
-    its follower publishes what its pages watch in the same pass in which it starts serving it
-    (read through the test's own Redis connection, not written)."""
+async def server_watches(
+    redis_client: Any, *, queue: str = "", job: str = "", overview: bool = False
+) -> None:
+    """A live server (another process) has taken a page's watch of ``queue``, of ``job`` or of
+    the overview: its follower publishes what its pages watch in the same pass in which it
+    starts serving it (read through the test's own Redis connection, not written)."""
 
     def published() -> bool:
         for raw in redis_client.hgetall(INTEREST_KEY).values():
             entry = json.loads(raw)
+            if overview and entry.get("overview"):
+                return True
             if queue and queue in entry["queues"]:
                 return True
             if job and any(watched == job for _, watched in entry["jobs"]):
                 return True
         return False
 
-    await until(f"a server watches {queue or job}", published)
+    await until(f"a server watches {queue or job or 'the overview'}", published)
 
 
 def spec_of(page: str) -> dict[str, Any]:
