@@ -421,10 +421,10 @@
         setText(th, sent.counts[th.dataset.total] || 0);
       });
     }
-    if (state.size < rendered) {  // not every queue heard of yet: the page's figures stand
-      if (sent && sent.queues > rendered) newQueues(sent.queues);
-      return;
-    }
+    // The server's count of queues tells of one the list lacks: a page resumed from its version
+    // hears only the queues that changed since, so its own tally cannot.
+    if (sent && sent.queues > rendered) { newQueues(sent.queues); return; }
+    if (state.size < rendered) return;  // not every queue heard of yet: the page's figures stand
     var totals = {}, groups = {};
     var grouped = list.querySelectorAll("tbody.group[data-group]");
     Object.keys(state.queues).forEach(function (slug) {

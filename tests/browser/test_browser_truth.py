@@ -197,8 +197,12 @@ async def test_a_new_queue_appears_on_an_open_overview(
     page = await browser.new_page()
     await page.goto(f"{bullpen_server.url}/queues/")
     await expect(page.locator("#live-status")).to_have_text("live")
-    await page.evaluate("window.bullpenNoReload = true")
     await server_watches(redis_client, overview=True)  # the follower looks for new queues
+    # Loaded again while the reader follows every queue, the page shows the reader's version
+    # and its socket hears only the queues that change after it: the new one alone.
+    await page.reload()
+    await expect(page.locator("#live-status")).to_have_text("live")
+    await page.evaluate("window.bullpenNoReload = true")
     await asyncio.to_thread(peer, "add", "--queue", "fresh-tenant", "--name", "a", "--data", "{}")
     added_at = time.monotonic()
     row = page.locator('tr[data-queue="fresh-tenant"]')
