@@ -14,6 +14,7 @@ from django.test import AsyncClient, override_settings
 from queues.alerts import schedulers
 from queues.alerts.state import Notice
 from queues.alerts.watch import AlertWatch, DeliverySettings
+from tests.support.live_reads import calls, grown
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
 
@@ -28,18 +29,6 @@ RULES = {
     "stalled_last_hour": 10,
     "scheduler_overdue_seconds": 0,
 }
-
-
-def calls(redis_client: Any) -> dict[str, int]:
-    stats = redis_client.info("commandstats")
-    return {name.removeprefix("cmdstat_"): int(entry["calls"]) for name, entry in stats.items()}
-
-
-def grown(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
-    """The commands run between two INFOs, less the INFO that read ``before``."""
-    cost = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
-    cost["info"] = cost.get("info", 1) - 1
-    return {k: v for k, v in cost.items() if v}
 
 
 async def nowhere(notice: Notice, targets: frozenset[str], later: bool) -> frozenset[str]:

@@ -7,17 +7,9 @@ import json
 import time
 from typing import Any
 
-import websockets
-
+from tests.support.live_reads import watch_overview
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
-
-
-async def watch_overview(server: LiveServer) -> Any:
-    ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
-    page = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
-    await page.send(json.dumps({"watch": "overview"}))
-    return page
 
 
 async def counts_frame(page: Any, queue: str, waiting: int, within: float = 20) -> str:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import websockets
 
+from tests.support.live_reads import watch_overview
 from tests.support.live_server import LiveServer, http_get, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
@@ -28,13 +28,6 @@ def two_servers(redis_server: RedisServer, tmp_path: Path) -> Iterator[list[Live
     yield servers
     for server in servers:
         stop_bullpen(server)
-
-
-async def watch_overview(server: LiveServer) -> Any:
-    ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
-    socket = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
-    await socket.send(json.dumps({"watch": "overview"}))
-    return socket
 
 
 async def wait_for_waiting(socket: Any, queue: str, count: int, within: float = 20) -> None:

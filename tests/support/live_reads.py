@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import websockets
 from channels.testing import WebsocketCommunicator
 
 from dashboard.live import channel_groups
@@ -22,6 +23,7 @@ from queues.live.follower import READER_SLACK, Follower
 from queues.live.protocol import LiveMessage, Topic
 from queues.live.streams import POLL_S
 from queues.reads.keys import STATES, QueueRef
+from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
 Message = dict[str, Any]
@@ -293,3 +295,11 @@ class TellingCounts(ReaderCounts):
     @property
     def vouched(self) -> bool:
         return self.complete and not self.unsure
+
+
+async def watch_overview(server: LiveServer) -> Any:
+    """A socket to ``server`` that watches the overview, as an open overview page's does."""
+    ws_url = server.url.replace("http://", "ws://") + "/ws/bullpen/"
+    socket = await websockets.connect(ws_url, origin=server.url)  # type: ignore[arg-type]
+    await socket.send(json.dumps({"watch": "overview"}))
+    return socket
