@@ -7,7 +7,8 @@ for every match (``match``: where it matched and the text around it), ``{"type":
 ...}`` now and then,
 and last ``{"type": "progress", "done": true, "scanned", "matched", "truncated", "queues",
 "queuesTotal"}`` (as the one-queue search ends). With ``render=html`` (the results page) the
-lines also carry the server's markup for them. A client runs at most two at once (429), and
+lines also carry the server's markup for them, and progress lines what the page says of them
+(``text``). A client runs at most two at once (429), and
 the scan stops when the client goes away.
 """
 
@@ -19,13 +20,14 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils import translation
 
 from dashboard.auth.guards import api_view
 from dashboard.auth.principal import from_request
 from dashboard.auth.viewer import can_act_on, viewer_kind
 from dashboard.forms.answer import valid
 from dashboard.forms.search import SearchAllForm, query_data
-from dashboard.search import export, slots
+from dashboard.search import export, progress_text, slots
 from dashboard.search import render as search_render
 from dashboard.search.scope import queues_to_search
 from dashboard.search.streams import ndjson_line, search_response
@@ -60,7 +62,8 @@ def match_line(item: Match, needle: str) -> dict[str, Any]:
     }
 
 
-def progress_line(item: Progress) -> dict[str, Any]:
+def progress_line(item: Progress, language: str | None = None) -> dict[str, Any]:
+    """The scan's figures; for the results page (``language``) also what it says of them."""
     line: dict[str, Any] = {
         "type": "progress",
         "queues": item.queues_done,
@@ -75,6 +78,18 @@ def progress_line(item: Progress) -> dict[str, Any]:
         line["full"] = True
     if item.skipped:
         line["skipped"] = item.skipped
+    if language is not None:
+        with translation.override(language):
+            line["text"] = progress_text.all_queues_search(
+                item.queues_done,
+                item.queues_total,
+                item.scanned,
+                item.matched,
+                item.skipped,
+                done=item.done,
+                full=item.full,
+                truncated=bool(item.done and item.truncated),
+            )
     return line
 
 
@@ -92,12 +107,14 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
         return slots.too_many(slots.MAX_PER_CLIENT)
     query = parse_query(raw)
     needle = query.text
+    # The stream is written after the view returns: the page's language is taken now.
+    language = translation.get_language() if render else None
     if found["format"] == "csv":
         rows = csv_rows(refs, states, raw, found["columns"], found["budget"], found["max_matches"])
         return search_response(rows, slot, logger, download="csv")
 
     async def lines() -> AsyncGenerator[bytes, None]:
-        grouped: set[str] = set()
+        by_queue: dict[str, int] = {}  # matches so far by queue, for the page's group counts
         shown_at = 0.0
         async for item in search_queues(
             refs,
@@ -109,9 +126,10 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
             if isinstance(item, Match):
                 line = match_line(item, needle)
                 if render:
-                    if item.ref.slug not in grouped:
-                        grouped.add(item.ref.slug)
+                    slug = item.ref.slug
+                    if slug not in by_queue:
                         line["group"] = search_render.group_html(item.ref)
+                    by_queue[slug] = line["queueMatched"] = by_queue.get(slug, 0) + 1
                     line["html"] = search_render.row_html(
                         item.ref, item.state, item.job, line["match"]
                     )
@@ -150,7 +168,7 @@ async def search_all(request: HttpRequest) -> HttpResponse | StreamingHttpRespon
                 yield ndjson_line(done)
             elif item.done or time.monotonic() - shown_at >= PROGRESS_EVERY:
                 shown_at = time.monotonic()
-                yield ndjson_line(progress_line(item))
+                yield ndjson_line(progress_line(item, language))
 
     return search_response(lines(), slot, logger, download=found["format"])
 

@@ -1,7 +1,8 @@
 """Streaming search: NDJSON lines (matches and progress) as the bounded scan goes.
 
 With ``render=row`` (the queue page's search) every match line also carries ``html``: the job's
-row as the queue page renders it for this viewer, so the page inserts server HTML only. With
+row as the queue page renders it for this viewer, so the page inserts server HTML only, and
+every progress line ``text``: what the page says of it, in the page's language. With
 ``max_matches=N`` the search ends at the N-th match, and its last progress line says
 ``"full": true``.
 """
@@ -13,6 +14,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
+from django.utils import translation
 
 from dashboard.auth.guards import api_view
 from dashboard.auth.queue_lookup import queue_ref
@@ -20,7 +22,7 @@ from dashboard.auth.viewer import ViewerKind, kind_on_queue
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import SearchForm
 from dashboard.pages.job_rows import row_html
-from dashboard.search import export
+from dashboard.search import export, progress_text
 from dashboard.search import slots as search_slots
 from dashboard.search.streams import ndjson_line, search_response
 from queues.reads.keys import QueueRef
@@ -29,7 +31,7 @@ from queues.search.scan import ScanProgress, as_listed, search
 logger = logging.getLogger(__name__)
 
 
-def _progress_line(item: ScanProgress) -> bytes:
+def _progress_line(item: ScanProgress, language: str | None) -> bytes:
     line: dict[str, Any] = {
         "type": "progress",
         "scanned": item.scanned,
@@ -41,6 +43,16 @@ def _progress_line(item: ScanProgress) -> bytes:
         line["full"] = True  # only ever sent to a client that gave max_matches
     if item.skipped:
         line["skipped"] = item.skipped  # data a data.<path> query could not parse
+    if language is not None:  # the page's search: what it says under the box, as rendered
+        with translation.override(language):
+            line["text"] = progress_text.queue_search(
+                item.scanned,
+                item.total,
+                item.matched,
+                item.skipped,
+                done=item.done,
+                full=item.full,
+            )
     return ndjson_line(line)
 
 
@@ -61,6 +73,8 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse 
     budget, max_matches = found["budget"], found["max_matches"]
     ref = await queue_ref(queue)
     viewer = await kind_on_queue(request, ref.slug) if render else "anonymous"
+    # The stream is written after the view returns: the page's language is taken now.
+    language = translation.get_language() if render else None
     most = search_slots.MAX_QUEUE_SEARCHES_PER_CLIENT
     slot = search_slots.take(f"queue|{search_slots.client_key(request)}", most)
     if slot is None:
@@ -89,7 +103,7 @@ async def search_api(request: HttpRequest, queue: str) -> StreamingHttpResponse 
                 for line in await _row_lines(ref, state, matches, viewer):
                     yield line
                 matches = []
-            yield _progress_line(item)
+            yield _progress_line(item, language)
 
     return search_response(lines(), slot, logger, download=found["format"])
 

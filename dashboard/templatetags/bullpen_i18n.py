@@ -74,61 +74,12 @@ def script_text() -> dict[str, str]:
     in braces (``{n}``, ``{unit}``)."""
     # Each counted message twice, for one and for many (ngettext needs its words written out).
     counted = {
-        **_forms(
-            "scanned",
-            ngettext(
-                "scanned {scanned} of {total}, {n} match",
-                "scanned {scanned} of {total}, {n} matches",
-                1,
-            ),
-            ngettext(
-                "scanned {scanned} of {total}, {n} match",
-                "scanned {scanned} of {total}, {n} matches",
-                2,
-            ),
-        ),
-        **_forms(
-            "skipped",
-            ngettext(
-                ", {n} job skipped (data not readable as JSON)",
-                ", {n} jobs skipped (data not readable as JSON)",
-                1,
-            ),
-            ngettext(
-                ", {n} job skipped (data not readable as JSON)",
-                ", {n} jobs skipped (data not readable as JSON)",
-                2,
-            ),
-        ),
         # The overview's count links, per state: the server's words, the page's queue name.
         **{
             name: words
             for state in overview_list.COLUMNS
             for name, words in count_label_forms(state).items()
         },
-        **_forms(
-            "jobs_read",
-            ngettext("{n} job read", "{n} jobs read", 1),
-            ngettext("{n} job read", "{n} jobs read", 2),
-        ),
-        **_forms(
-            "matches",
-            ngettext("{n} match", "{n} matches", 1),
-            ngettext("{n} match", "{n} matches", 2),
-        ),
-        **_forms(
-            "skipped_any",
-            ngettext(
-                ", {n} skipped (data not readable as JSON)",
-                ", {n} skipped (data not readable as JSON)",
-                1,
-            ),
-            ngettext(
-                ", {n} skipped (data not readable as JSON)",
-                ", {n} skipped (data not readable as JSON)",
-                2,
-            ),
-        ),
         **_forms(
             "started",
             ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 1),
@@ -137,12 +88,6 @@ def script_text() -> dict[str, str]:
     }
     return {
         **counted,
-        "search_full": gettext(" (the first {n} shown: narrow the search for others)"),
-        "search_capped": gettext(" (the search stops at this many jobs)"),
-        "search_truncated": gettext(
-            " (the search stops at this many jobs: narrow it to read the rest)"
-        ),
-        "queues_searched": gettext("queues {done} of {total}"),
         "searching": gettext("searching…"),
         "search_cancelled": pgettext("search", "cancelled"),
         "search_failed_status": gettext("search failed ({status})"),

@@ -38,9 +38,9 @@ window.bullpenSearchStream = (function () {
 
 // Streaming search on the queue page. The server scans the tab's jobs in bounded steps and
 // streams NDJSON: each match with its row already rendered by the page's row template
-// (render=row), and progress numbers. This script only inserts that HTML and writes the
-// progress text. Cancel, a new search or leaving the page aborts the request; the server stops
-// scanning when the stream closes. The query is kept in the URL (?state=…&q=…), so a search
+// (render=row), and progress lines with their text. This script only inserts that HTML and
+// writes the server's progress text. Cancel, a new search or leaving the page aborts the
+// request; the server stops scanning when the stream closes. The query is kept in the URL (?state=…&q=…), so a search
 // can be linked, and it runs again when the page loads or reloads after a bulk action.
 (function () {
   "use strict";
@@ -64,17 +64,8 @@ window.bullpenSearchStream = (function () {
 
   var say = window.bullpenSearchStream.say;
 
-  function progressText(item) {
-    var text = say("scanned", item.matched === 1 ? "scanned {scanned} of {total}, {n} match" :
-      "scanned {scanned} of {total}, {n} matches", { scanned: item.scanned, total: item.total, n: item.matched });
-    if (item.skipped) {
-      text += say("skipped", item.skipped === 1 ? ", {n} job skipped (data not readable as JSON)" :
-        ", {n} jobs skipped (data not readable as JSON)", { n: item.skipped });
-    }
-    if (!item.done) return text + "…";
-    if (item.full) return text + say("search_full", " (the first {n} shown: narrow the search for others)", { n: item.matched });
-    return item.scanned < item.total ? text + say("search_capped", " (the search stops at this many jobs)") : text;
-  }
+  // What the search says of its progress, written by the server in the page's language.
+  function progressText(item) { return item.text || ""; }
 
   function recordQuery(state, query) {
     var url = new URL(location.href);
@@ -220,9 +211,10 @@ window.bullpenSearchStream = (function () {
 
 // The search over every queue (the search/ page). The server streams NDJSON: each match with
 // its row rendered by the server (and, for a queue's first match, its group), each queue's foot
-// once it is scanned (counts and the actions on its matches), and progress numbers. This script
-// only inserts that HTML and writes the progress text. Cancel, a new search or leaving the page
-// aborts the request; the server stops scanning when the stream closes.
+// once it is scanned (counts and the actions on its matches), and progress lines with their
+// text. This script only inserts that HTML and writes the server's progress text. Cancel, a
+// new search or leaving the page aborts the request; the server stops scanning when the
+// stream closes.
 (function () {
   "use strict";
   var current = null; // {controller, form, last, stopped}
@@ -252,16 +244,8 @@ window.bullpenSearchStream = (function () {
     return data;
   }
 
-  function progressText(item) {
-    var text = say("queues_searched", "queues {done} of {total}", { done: item.queues, total: item.queuesTotal }) +
-      ", " + say("jobs_read", item.scanned === 1 ? "{n} job read" : "{n} jobs read", { n: item.scanned }) +
-      ", " + say("matches", item.matched === 1 ? "{n} match" : "{n} matches", { n: item.matched });
-    if (item.skipped) text += say("skipped_any", ", {n} skipped (data not readable as JSON)", { n: item.skipped });
-    if (!item.done) return text + "…";
-    if (item.full) return text + say("search_full", " (the first {n} shown: narrow the search for others)", { n: item.matched });
-    if (item.truncated) return text + say("search_truncated", " (the search stops at this many jobs: narrow it to read the rest)");
-    return text;
-  }
+  // What the search says of its progress, written by the server in the page's language.
+  function progressText(item) { return item.text || ""; }
 
   var fragment = window.bullpenUtil.parse;
 
@@ -287,7 +271,7 @@ window.bullpenSearchStream = (function () {
       var row = fragment(item.html).firstElementChild;
       body.appendChild(row);
       process(row);
-      group.querySelector(".search-group-count").textContent = String(body.rows.length);
+      group.querySelector(".search-group-count").textContent = String(item.queueMatched);
     } else if (item.type === "queue") {
       var done = groupOf(p.results, item.queue);
       var foot = done && done.querySelector(".search-group-foot");

@@ -22,7 +22,7 @@ from tests.support.live_server import LiveServer
 from tests.support.markup import attribute, element, elements
 from tests.support.peer import Peer
 from tests.support.redis_server import RedisServer
-from tests.support.search_reads import add_jobs
+from tests.support.search_reads import add_jobs, stream
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,6 +117,23 @@ async def test_one_search_reads_every_queue_and_streams_its_matches(
     assert [g["queue"] for g in groups] == ["mail", "tenant-a-billing"]
     assert all(f'href="/queues/q/{x["queue"]}/jobs/{x["id"]}/"' in x["html"] for x in groups)
     assert "Retry" not in next(x for x in html if x["type"] == "queue")["html"]  # no operator
+    # Each match says how many its queue has so far; the server words the progress.
+    assert [x["queueMatched"] for x in html if x["type"] == "match" and x["queue"] == "mail"] == [1]
+    billed = [x["queueMatched"] for x in html if x["type"] == "match" and x["queue"] != "mail"]
+    assert billed == [1, 2, 3]
+    assert html[-1]["text"] == "queues 3 of 3, 8 jobs read, 4 matches"
+    assert "text" not in field[-1]  # the API's own lines carry figures only
+    # In the page's language, with the plural its catalog gives: French counts 0 as one.
+    french = await stream(
+        client,
+        f"/queues/api/search/?{urlencode({'q': 'nowhere-to-be-found', 'render': 'html'})}",
+        headers={"accept-language": "fr"},
+    )
+    assert french[-1]["text"] == "files 3 sur 3, 8 tâches lues, 0 résultat"
+    capped = await lines_of(client, {"q": "acme", "budget": "5", "render": "html"})
+    assert capped[-1]["text"].endswith(
+        " (the search stops at this many jobs: narrow it to read the rest)"
+    )
 
     # The results page names the queues whose names hold the text, above the jobs.
     page = (await client.get("/queues/search/?q=billing")).content.decode()

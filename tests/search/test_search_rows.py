@@ -89,6 +89,17 @@ async def test_a_search_row_is_the_list_row_of_the_same_job(
     assert "<script>" not in hostile and "<img" not in hostile
     assert "&lt;script&gt;alert(2)&lt;/script&gt;" in hostile
     assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in hostile
+    # What the page says under its box comes worded by the server, one match or many.
+    assert lines[-1]["text"] == "scanned 3 of 3, 3 matches"
+    one = await stream(
+        client,
+        "/queues/api/queues/mail/search/?state=failed&q=boom&render=row&max_matches=1",
+        {**headers, "accept-language": "de"},
+    )
+    assert one[-1]["text"] == (
+        "1 von 3 durchsucht, 1 Treffer"
+        " (die ersten 1 angezeigt: grenzen Sie die Suche für weitere ein)"
+    )
 
 
 async def test_api_clients_get_the_same_lines_as_before(
