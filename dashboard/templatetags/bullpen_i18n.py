@@ -12,8 +12,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.formats import number_format
 from django.utils.translation import get_language, gettext, ngettext, pgettext
 
-from dashboard.pages import overview_list, state_labels
-from dashboard.templatetags.bullpen_overview import count_label_forms
+from dashboard.pages import state_labels
 from queues.config.settings import get_config
 
 register = template.Library()
@@ -100,12 +99,6 @@ def script_text() -> dict[str, str]:
                 2,
             ),
         ),
-        # The overview's count links, per state: the server's words, the page's queue name.
-        **{
-            name: words
-            for state in overview_list.COLUMNS
-            for name, words in count_label_forms(state).items()
-        },
         **_forms(
             "jobs_read",
             ngettext("{n} job read", "{n} jobs read", 1),
