@@ -29,6 +29,9 @@ from queues.live.protocol import OverviewEntry, now_ms
 from queues.reads.jsontext import dumps
 from queues.redis import connections
 
+# A page's table cells (totals, groups' figures, rows' counts) and its other parts (the number
+# of queues, rows' pause badges): markup parsed apart, as table cells parse only among cells.
+CELLS = "bullpen/_overview_live_cells.html"
 PARTS = "bullpen/_overview_live.html"
 
 
@@ -65,6 +68,11 @@ class Figures:
     counted: int
     changed: frozenset[str]  # the states whose total moved since pages were last sent them
     moved: frozenset[str]  # those of them that flash (none the first time)
+
+    @property
+    def changed_states(self) -> tuple[str, ...]:
+        return tuple(state for state in COLUMNS if state in self.changed)
+
     from_readers: bool  # the readers' own totals, true whatever this process has counts of
     queues_changed: bool
 
@@ -155,7 +163,7 @@ class OverviewBatch:
         context: dict[str, Any] = {
             "queue_count": figures.queues if known and counted_again else None,
             "totals": figures.totals if known else None,
-            "totals_states": (COLUMNS if whole else figures.changed) if known else (),
+            "totals_states": (COLUMNS if whole else figures.changed_states) if known else (),
             "totals_changed": () if first else figures.moved,
             "states": COLUMNS,
             "groups": self._group_parts(view, access, first) if complete else [],
@@ -170,6 +178,7 @@ class OverviewBatch:
         taken = self.taken
         message: dict[str, Any] = {
             "type": "overview",
+            "cells": render_to_string(CELLS, context),
             "html": render_to_string(PARTS, context),
             "at": taken.at if taken is not None and taken.at else now_ms(),
             "eventAt": taken.event_at if taken is not None else 0,

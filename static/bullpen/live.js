@@ -350,6 +350,8 @@
 
   function applyOverview(message) {
     if (spec().watch !== "overview") return;
+    // Table cells parse only among cells: they come apart from the other parts.
+    if (message.cells) swapById(message.cells);
     if (message.html) swapById(message.html);
     if (message.relist) relist(message.queues);
   }

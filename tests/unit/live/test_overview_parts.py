@@ -67,8 +67,8 @@ def test_a_page_is_sent_its_rows_moved_parts_and_the_readers_totals() -> None:
     )
     message = OverviewBatch(mirror, taken).message(view, fanout.everything())
     assert message is not None
-    assert set(message) == {"type", "html", "at", "eventAt"} and message["eventAt"] == 5
-    parts = message["html"]
+    assert set(message) == {"type", "cells", "html", "at", "eventAt"} and message["eventAt"] == 5
+    parts = message["cells"] + message["html"]
     mail = row_part("mail")
     assert f'id="{mail}-waiting" class="num state-waiting flash"' in parts
     assert 'aria-label="3 waiting jobs in mail">3</a>' in parts
@@ -89,7 +89,7 @@ def test_a_page_listing_fewer_queues_than_the_readers_know_is_told_to_list_again
     told = batch.message(behind, fanout.everything())
     assert told is not None and told["relist"] is True and told["queues"] == 2
     calm = batch.message(current, fanout.everything())
-    assert calm is not None and "relist" not in calm and row_part("fresh") in calm["html"]
+    assert calm is not None and "relist" not in calm and row_part("fresh") in calm["cells"]
 
 
 def test_a_page_whose_process_lacks_queues_keeps_its_figures_until_it_has_them() -> None:
@@ -103,9 +103,9 @@ def test_a_page_whose_process_lacks_queues_keeps_its_figures_until_it_has_them()
     assert grouped is not None
     message = OverviewBatch(mirror, taken).message(grouped, fanout.everything())
     assert message is not None
-    assert "overview-total-waiting" not in message["html"]
-    assert group_part("mail") not in message["html"]
-    assert row_part("mail") in message["html"]
+    assert "overview-total-waiting" not in message["cells"]
+    assert group_part("mail") not in message["cells"]
+    assert row_part("mail") in message["cells"]
 
 
 async def test_the_hub_renders_once_per_view_and_sends_scripts_every_queue(
