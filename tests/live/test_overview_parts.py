@@ -138,3 +138,28 @@ async def test_a_watch_that_says_a_bad_count_of_queues_is_refused(
         await socket.send_json_to({"watch": "overview", "listed": listed})
         refused, _ = await wait_for(socket, lambda m: m["type"] == "error")
         assert "listed must be a count of queues" in refused["error"]
+
+
+async def test_each_page_gets_the_parts_in_its_own_language(peer: Peer) -> None:
+    """Two pages with the same view, one in German: the same update, each rendered once in
+    its page's language (the count link's name in the server's words)."""
+    await run_peer(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    english = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/?lang=en")
+    german = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/?lang=de")
+    try:
+        for socket in (english, german):
+            assert (await socket.connect())[0]
+            await wait_for(socket, lambda m: m["type"] == "status")
+            await socket.send_json_to({"watch": "overview", "listed": 1, "shown": ["mail"]})
+            await wait_for(socket, lambda m: cell(m, "overview-total-waiting") == "1")
+        await run_peer(peer, "add", "--queue", "mail", "--name", "b", "--data", "{}")
+        mail = row_part("mail") + "-waiting"
+        in_english, _ = await wait_for(english, lambda m: cell(m, mail) == "2")
+        in_german, _ = await wait_for(german, lambda m: cell(m, mail) == "2")
+        assert label(in_english, mail) == "2 waiting jobs in mail"
+        assert label(in_german, mail) == "2 Jobs (wartend) in mail"
+    finally:
+        for socket in (english, german):
+            _unread.pop(id(socket), None)
+            await socket.disconnect()
+        await channel_groups.stop()
