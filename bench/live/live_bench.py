@@ -355,9 +355,13 @@ class Viewer:
         self.row_entries = 0
         self.completed_ids: set[str] = set()
 
-    def watch_message(self) -> dict[str, str]:
+    def watch_message(self) -> dict[str, Any]:
         if self.kind == "overview":
-            return {"watch": "overview"}
+            # As the overview page says it: the rows it shows (every queue, at 100 a page)
+            # and how many queues its list counts. A server that renders the overview's live
+            # parts sends it those ("overview" messages), an older one every queue's counts.
+            shown = [f"bench-{i:02d}" for i in range(N_QUEUES)]
+            return {"watch": "overview", "shown": shown, "listed": N_QUEUES}
         return {"watch": "queue", "queue": QUEUE_PAGE}
 
     async def open(self, port: int, wait_s: float) -> None:
@@ -428,7 +432,7 @@ class Viewer:
             sec = int((t - rec.started_ms) / 1000)
             if worst > rec.worst_by_second.get(sec, 0.0):
                 rec.worst_by_second[sec] = worst
-        elif kind == "counts":
+        elif kind == "counts" or kind == "overview":
             event_at = msg.get("eventAt") or 0
             if event_at > 0:
                 key = "overview" if self.kind == "overview" else "queue-counts"

@@ -51,6 +51,17 @@ class NamesField(SharedField):
         return list(dict.fromkeys(value))
 
 
+class ListedField(SharedField):
+    """A JSON count of queues, 0 or more; missing: None."""
+
+    def to_python(self, value: Any) -> int | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValidationError("%(name)s must be a count of queues (0 or more)", code="invalid")
+        return value
+
+
 class WatchForm(JobPageForm):
     """``{"reset": true}`` drops the socket's watches; ``{"watch": "overview"}``, ``{"watch":
     "queue", "queue": <name>, "state", "page", "per_page", "order"}`` or ``{"watch": "job",
@@ -60,7 +71,9 @@ class WatchForm(JobPageForm):
     a queue page, the reader's position in the queue's events when its list was read.
     An overview also says which queues' rows it shows (``shown``), sent again when they change,
     and how its list groups them (``group``, ``delimiter``): each queue's group comes with its
-    counts, as the server decides it."""
+    counts, as the server decides it. An overview page says too how many queues its list
+    counts (``listed``) and which groups it shows (``groups``): it is then sent its live parts
+    rendered by the server (dashboard/live/overview_parts.py) instead of the counts."""
 
     reset = FlagField()
     viewer = TextField(longest=MAX_VIEWER_TOKEN)
@@ -68,6 +81,8 @@ class WatchForm(JobPageForm):
     queue = TextField()  # at most fields.MAX_ID characters, as in the HTTP routes
     id = TextField()
     shown = NamesField(most=MAX_SHOWN)
+    groups = NamesField(most=MAX_SHOWN)
+    listed = ListedField()
     # A job page showing the job's flow: the jobs of its tree are watched too.
     flow = FlagField()
     group = ChoiceTextField(

@@ -2,8 +2,10 @@
 
 A page that starts watching gets the present at once (counts, and its list or job read fresh,
 unless nothing changed since the page was read, rendered by the page's own partials); live
-messages follow. What a page may ask is bounded (forms/live.py, the ``max_*`` keys of ``LIVE``),
-and the socket closes once its user may no longer read (socket_auth.py).
+messages follow. An overview page that says what it shows (``listed``) gets its live parts
+rendered on the server (overview_parts.py) instead of every queue's counts. What a page may
+ask is bounded (forms/live.py, the ``max_*`` keys of ``LIVE``), and the socket closes once its
+user may no longer read (socket_auth.py).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dashboard.auth.viewer import ViewerKind, verified_kind, viewer_kind
 from dashboard.forms.answer import valid
 from dashboard.forms.watch import WatchForm
 from dashboard.live import channel_groups, fanout, frames, present, socket_auth, socket_limits
-from dashboard.live import render as live_render
+from dashboard.live.overview_parts import OverviewView, view_of
 from dashboard.live.present import SNAPSHOT_ERRORS
 from dashboard.live.reader_counts import list_unchanged
 from dashboard.live.render import UNGROUPED, Grouping
@@ -63,6 +65,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.overview = False
         self.shown: list[str] = []  # the rows this socket's overview shows
         self.grouping: Grouping = UNGROUPED  # and how it groups its queues
+        self.view: OverviewView | None = None  # what its overview shows, where it said
         self.client: str | None = None
         self.session_group: str | None = None
         self.recheck: asyncio.Task[None] | None = None
@@ -142,6 +145,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 self.overview = True
                 self.registry.watch_overview()
             self.grouping = (asked["group"], asked["delimiter"]) if asked["group"] else UNGROUPED
+            self.view = view_of(self.grouping, asked)
             # Sent again whenever the page's list changes (a filter, another page).
             self.registry.unshow(self.shown)
             self.shown = asked["shown"]
@@ -165,17 +169,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         running = channel_groups.followers()
         for follower in running:
             follower.wake.set()
-        only = None if watch == "overview" else slug
-        # Resumed from the page's version only where the page needs no queue's counts but
-        # those that changed: its totals come with every message, its rows are on the page.
-        # A page that groups its queues, or sees some of them only, sums all it is sent.
-        resumes = not self.access.restricted and self.grouping == UNGROUPED
-        snapshot = present.snapshot(running, only, asked["since"] if resumes else "")
-        if snapshot is None:
-            snapshot = await present.read_counts(only)
-        seen = None if snapshot is None else live_render.seen_by(snapshot, self.access)
-        if seen is not None:
-            await self.send_json(live_render.render(seen, self.kind, self.grouping))
+        only, view = (None, self.view) if watch == "overview" else (slug, None)
+        audience = (self.access, self.kind, self.grouping, self.language)
+        counts = await present.counts_now(running, only, asked["since"], view, *audience)
+        if counts is not None:
+            await self.send_json(counts)
         if watch == "queue" and list_stands:
             await self.send_json({"type": "list", "queue": slug, "stands": True})
         elif watch == "queue":
@@ -345,6 +343,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     def _access(self) -> queue_access.QueueAccess:
         return self.access
 
+    def _view(self) -> OverviewView | None:
+        return self.view
+
     def _grouping(self) -> Grouping:
         return self.grouping
 
@@ -363,7 +364,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         group = channel_groups.group_name(topic)
         if group not in self.groups_joined:
             member = (self.kind, self.language, self._access, self._grouping, self._frames)
-            await fanout.hub().join(group, self._deliver, *member)
+            await fanout.hub().join(group, self._deliver, *member, self._view)
             self.groups_joined.add(group)
 
     async def _leave_all(self) -> None:
@@ -385,7 +386,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if getattr(self, "overview", False):
             self.registry.unwatch_overview()
         self.registry.unshow(getattr(self, "shown", []))
-        self.queues, self.jobs, self.overview, self.shown = set(), set(), False, []
+        self.queues, self.jobs, self.overview, self.shown, self.view = set(), set(), False, [], None
         self.nodes = set()
         status = channel_groups.group_name(("status",))
         for group in list(getattr(self, "groups_joined", ())):

@@ -8,8 +8,10 @@ the topic. The channel layer (in memory, or channels-redis between processes) ca
 once per process, however many pages are open; each process renders it once per kind of viewer
 (dashboard/live/render.py) and sends that text to every page of the kind and language. With
 QUEUE_ACCESS, a message is first narrowed once per audience (pages whose users see the same
-queues). Without a Redis connection each process reads its PostgreSQL stores for its own pages
-and hands their messages to them here directly (:meth:`Hub.hand_out`), past the channel layer.
+queues). An overview page that says what it shows is sent parts rendered for its view instead
+of the counts (overview_parts.py), once per view and language. Without a Redis connection each
+process reads its PostgreSQL stores for its own pages and hands their messages to them here
+directly (:meth:`Hub.hand_out`), past the channel layer.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from dashboard.auth.queue_access import EVERYTHING, QueueAccess
 from dashboard.auth.viewer import ViewerKind
 from dashboard.live import frames, render
 from dashboard.live.frames import FrameWriter
+from dashboard.live.overview_mirror import OverviewMirror, counts_messages
+from dashboard.live.overview_parts import OverviewBatch, OverviewView
 from dashboard.services import registry
 from dashboard.services.registry import Slot
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
@@ -40,9 +44,13 @@ Deliver = Callable[[str, str], Awaitable[None]]  # (group, text)
 BEAT_NOT_NEEDED_WITHIN = 2.0
 AccessOf = Callable[[], QueueAccess]  # what the page's user may view now
 GroupingOf = Callable[[], render.Grouping]  # how an overview page groups its queues now
-# Who a member is and how it is sent to: viewer kind, language, access, grouping, and the
-# writer of framed messages under daphne.
-Member = tuple[ViewerKind, str, AccessOf, GroupingOf, "FrameWriter | None"]
+ViewOf = Callable[[], "OverviewView | None"]  # what an overview page shows (None: it said not)
+# Who a member is and how it is sent to: viewer kind, language, access, grouping, the writer
+# of framed messages under daphne, and the overview page's view.
+Member = tuple[ViewerKind, str, AccessOf, GroupingOf, "FrameWriter | None", ViewOf]
+# The topic whose counts the hub keeps (overview_mirror.py), and the readers' status.
+OVERVIEW = "bullpen.overview"
+STATUS = "bullpen.status"
 
 
 def everything() -> QueueAccess:
@@ -51,6 +59,10 @@ def everything() -> QueueAccess:
 
 def ungrouped() -> render.Grouping:
     return render.UNGROUPED
+
+
+def no_view() -> OverviewView | None:
+    return None
 
 
 class Hub:
@@ -63,6 +75,9 @@ class Hub:
         self.last_sent: dict[Deliver, float] = {}
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        # Every queue's counts as the overview's messages said, while an overview is open.
+        self.mirror = OverviewMirror()
+        self.filling = asyncio.Lock()  # held while one page fills the mirror
 
     async def join(
         self,
@@ -73,6 +88,7 @@ class Hub:
         access_of: AccessOf = everything,
         grouping_of: GroupingOf = ungrouped,
         writer: FrameWriter | None = None,
+        view_of: ViewOf = no_view,
     ) -> None:
         """``writer``: writes a message framed once (frames.py) where the server allows it."""
         layer = get_channel_layer()
@@ -84,7 +100,7 @@ class Hub:
                 self.members[group] = {}
                 if layer is not None and self.channel is not None:
                     await layer.group_add(group, self.channel)
-            self.members[group][deliver] = (kind, language, access_of, grouping_of, writer)
+            self.members[group][deliver] = (kind, language, access_of, grouping_of, writer, view_of)
 
     async def leave(self, group: str, deliver: Deliver) -> None:
         layer = get_channel_layer()
@@ -97,6 +113,8 @@ class Hub:
                 self.last_sent.pop(deliver, None)
             if not members:
                 del self.members[group]
+                if group == OVERVIEW:
+                    self.mirror.clear()  # nothing keeps it current now
                 if layer is not None and self.channel is not None:
                     await layer.group_discard(group, self.channel)
 
@@ -131,12 +149,27 @@ class Hub:
         texts: dict[tuple[Hashable, str, str], str] = {}
         framed: dict[str, Any] = {}
         variants: dict[tuple[Hashable, ViewerKind, render.Grouping], str] = {}
-        for deliver, (kind, language, access_of, grouping_of, writer) in list(members.items()):
+        parts = self._overview_batch(group, payload)
+        for deliver, member in list(members.items()):
+            kind, language, access_of, grouping_of, writer, view_of = member
             if heard_since is not None and self.last_sent.get(deliver, 0.0) > heard_since:
                 continue
             try:
                 access = access_of()
                 audience = access.audience
+                view = None if parts is None else view_of()
+                if parts is not None and view is not None:
+                    # Rendered for the page's view: once per view, language and audience.
+                    seen_as = "view:" + view.key
+                    text = texts.get((audience, seen_as, language))
+                    if text is None:
+                        with translation.override(language):
+                            text = parts.encode(view, access)
+                        texts[audience, seen_as, language] = text
+                    if not text:
+                        continue
+                    await self._send(deliver, writer, group, text, framed, now)
+                    continue
                 if audience not in narrowed:
                     narrowed[audience] = render.seen_by(payload, access)
                 seen = narrowed[audience]
@@ -152,15 +185,39 @@ class Hub:
                     with translation.override(language):
                         text = render.encode(seen, kind, grouping)
                     texts[audience, key, language] = text
-                self.last_sent[deliver] = now
-                if writer is not None:
-                    if text not in framed:
-                        framed[text] = frames.frame(text)
-                    if writer(group, framed[text]):
-                        continue
-                await deliver(group, text)
+                await self._send(deliver, writer, group, text, framed, now)
             except Exception:  # one broken socket must not stop the others' updates
                 log.debug("live message not delivered", exc_info=True)
+
+    def _overview_batch(self, group: str, payload: Any) -> OverviewBatch | None:
+        """The overview's counts taken into this process's mirror, ready to render for each
+        view; None for any other message (a reader's Redis going away drops its queues)."""
+        if not isinstance(payload, dict):
+            return None
+        if group == STATUS and payload.get("type") == "status" and payload.get("redis") == "down":
+            self.mirror.forget(str(payload.get("connection") or ""))
+        if group != OVERVIEW:
+            return None
+        if next(counts_messages(payload), None) is None:  # type: ignore[arg-type]
+            return None
+        return OverviewBatch(self.mirror, self.mirror.take(payload))  # type: ignore[arg-type]
+
+    async def _send(
+        self,
+        deliver: Deliver,
+        writer: FrameWriter | None,
+        group: str,
+        text: str,
+        framed: dict[str, Any],
+        now: float,
+    ) -> None:
+        self.last_sent[deliver] = now
+        if writer is not None:
+            if text not in framed:
+                framed[text] = frames.frame(text)
+            if writer(group, framed[text]):
+                return
+        await deliver(group, text)
 
     async def _rejoin(self, layer: Any, channel: str) -> None:
         """Subscribe this process's channel to its groups again (a restarted layer Redis
@@ -174,6 +231,7 @@ class Hub:
     async def close(self) -> None:
         await cancel_and_wait(self._pump)
         self._pump, self.channel, self.members, self.last_sent = None, None, {}, {}
+        self.mirror.clear()
 
 
 def _is_beat(payload: Any) -> bool:

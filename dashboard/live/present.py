@@ -9,10 +9,13 @@ from typing import Any, cast
 
 from django.utils import translation
 
+from dashboard.auth.queue_access import QueueAccess
 from dashboard.auth.viewer import ViewerKind
 from dashboard.forms.reads import PAGE_SIZES
+from dashboard.live import fanout, shared_reads
 from dashboard.live import render as live_render
-from dashboard.live import shared_reads
+from dashboard.live.overview_parts import OverviewBatch, OverviewView
+from dashboard.live.render import UNGROUPED, Grouping
 from queues.errors import BullpenError
 from queues.live import protocol
 from queues.live.count_changes import counts_entry
@@ -68,6 +71,55 @@ async def read_counts(slug: str | None = None) -> protocol.CountsMessage | None:
         overview = [protocol.overview_entry(entry) for entry in entries]
         return protocol.overview_counts_message(overview)
     return protocol.counts_message(entries)
+
+
+async def counts_now(
+    running: list[Follower],
+    slug: str | None,
+    since: str,
+    view: OverviewView | None,
+    access: QueueAccess,
+    kind: ViewerKind,
+    grouping: Grouping,
+    language: str,
+) -> dict[str, Any] | None:
+    """The counts a page that starts watching is sent: ``slug``'s, every queue's for an
+    overview, or an overview page's live parts for its ``view``. None while no counts can be
+    read (the status message says Redis is away)."""
+    if view is not None:
+        return await _overview(running, view, access, language, since)
+    # Resumed from the page's version only where the page needs no queue's counts but those
+    # that changed: its totals come with every message, its rows are on the page. A page that
+    # groups its queues, or sees some of them only, sums all it is sent.
+    resumes = not access.restricted and grouping == UNGROUPED
+    found = snapshot(running, slug, since if resumes else "")
+    if found is None:
+        found = await read_counts(slug)
+    seen = None if found is None else live_render.seen_by(found, access)
+    return None if seen is None else live_render.render(seen, kind, grouping)
+
+
+async def _overview(
+    running: list[Follower], view: OverviewView, access: QueueAccess, language: str, since: str
+) -> dict[str, Any] | None:
+    """An overview page's live parts as they are now (overview_parts.py): its rows' (only
+    those changed since the page's version, when it is of the readers' present era), its
+    groups' figures and the totals."""
+    hub = fanout.hub()
+    async with hub.filling:  # pages opening together: one read of every queue
+        if not hub.mirror.filled:
+            every = snapshot(running, None, "")
+            if every is None:
+                every = await read_counts(None)
+            if every is None:
+                return None
+            hub.mirror.fill(every)
+    rows = sorted(view.shown)
+    changed = snapshot(running, None, since) if since and not access.restricted else None
+    if changed is not None and changed["type"] == "counts":
+        rows = [entry["slug"] for entry in changed["queues"] if entry["slug"] in view.shown]
+    with translation.override(language):
+        return OverviewBatch(hub.mirror, None).message(view, access, rows)
 
 
 async def list_html(slug: str, spec: dict[str, Any], kind: ViewerKind, language: str) -> str:

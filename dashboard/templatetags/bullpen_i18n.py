@@ -12,8 +12,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.formats import number_format
 from django.utils.translation import get_language, gettext, ngettext, pgettext
 
-from dashboard.pages import overview_list, state_labels
-from dashboard.templatetags.bullpen_overview import count_label_forms
+from dashboard.pages import state_labels
 from queues.config.settings import get_config
 
 register = template.Library()
@@ -74,12 +73,6 @@ def script_text() -> dict[str, str]:
     in braces (``{n}``, ``{unit}``)."""
     # Each counted message twice, for one and for many (ngettext needs its words written out).
     counted = {
-        # The overview's count links, per state: the server's words, the page's queue name.
-        **{
-            name: words
-            for state in overview_list.COLUMNS
-            for name, words in count_label_forms(state).items()
-        },
         **_forms(
             "started",
             ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 1),

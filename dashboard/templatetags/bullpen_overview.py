@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from collections.abc import Container
 from typing import Any
 
 from django import template
@@ -55,23 +58,50 @@ def fill_delimiter(label: str, delimiter: str) -> str:
     return label.replace("{d}", delimiter)
 
 
+@functools.lru_cache(maxsize=65_536)
+def part_id(kind: str, key: str) -> str:
+    """A stable element id for a queue's or a group's live part: names are untrusted and may
+    hold anything, so the id is a digest of the name, valid in any CSS selector."""
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+    return f"{kind}{digest}"
+
+
+@register.filter
+def row_part(slug: str) -> str:
+    """The id of a queue's row parts on the overview (its count cells, its pause badge)."""
+    return part_id("q", str(slug))
+
+
+@register.filter
+def group_part(key: str) -> str:
+    """The id of a group's figures on the overview."""
+    return part_id("g", str(key))
+
+
 @register.simple_tag
-def state_cells(queue: dict[str, Any], queue_url: str, states: tuple[str, ...]) -> SafeString:
+def state_cells(
+    queue: dict[str, Any], queue_url: str, states: tuple[str, ...], changed: Container[str] = ()
+) -> SafeString:
     """A queue's count cells, each linking to that state's tab (a hundred rows of eight: built
     here rather than by a template loop, which costs the overview most of its render time).
-    Each link's name stands alone ("14 failed jobs in documents"); app.js keeps its number
-    in step when a live update changes the count."""
+    Each link's name stands alone ("14 failed jobs in documents"). The overview's live
+    updates render the cells of a queue whose counts moved with this same tag (ids
+    ``row_part-state``); ``changed``: the states whose number moved, which flash."""
     counts = queue["counts"]
     name = visible_text(queue["displayName"])
     labels = {state: state_label(state) for state in states}
+    row = row_part(queue.get("slug", ""))
     return format_html_join(
         "\n      ",
-        '<td class="num state-{}{}" data-state="{}" data-state-label="{}">'
+        '<td id="{}-{}" class="num state-{}{}{}" data-state="{}" data-state-label="{}">'
         '<a href="{}?state={}" aria-label="{}">{}</a></td>',
         (
             (
+                row,
+                state,
                 state,
                 "" if counts.get(state) else " zero",
+                " flash" if state in changed else "",
                 state,
                 labels[state],
                 queue_url,
@@ -85,21 +115,10 @@ def state_cells(queue: dict[str, Any], queue_url: str, states: tuple[str, ...]) 
 
 
 def count_label(count: int, state: str, queue_name: str) -> str:
-    """What a count link says to a screen reader (live.js fills in the forms of
-    :func:`count_label_forms` when a live update changes the count)."""
+    """What a count link says to a screen reader."""
     words = ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", count)
     return words.format(n=count, state=_label_state(state), queue=queue_name)
 
 
 def _label_state(state: str) -> str:
     return state_label(state).replace("-", " ")
-
-
-def count_label_forms(state: str) -> dict[str, str]:
-    """A state's count label for one job and for many, ``{n}`` and ``{queue}`` left to fill
-    (``count_label_failed_one``: "{n} failed job in {queue}"), for the page's words."""
-    forms: dict[str, str] = {}
-    for form, n in (("one", 1), ("other", 2)):
-        words = ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", n)
-        forms[f"count_label_{state}_{form}"] = words.replace("{state}", _label_state(state))
-    return forms

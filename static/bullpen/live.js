@@ -18,7 +18,7 @@
   var lastBeat = 0;
   // Messages that come from the reader of the event streams (a list read for this page, a bulk
   // action's progress or a refusal say nothing about the reader).
-  var READER_SAYS = { batch: true, counts: true, rows: true, progress: true, job: true, logs: true };
+  var READER_SAYS = { batch: true, counts: true, overview: true, rows: true, progress: true, job: true, logs: true };
   var stale = false;
   // Closed by the server because its user may no longer read: the page stays as it is and
   // says so (the server's words) until someone signs in and loads it again.
@@ -200,13 +200,8 @@
       else setStatus("live", say("live", "live"));
     }
     if (message.type === "batch") { message.messages.forEach(handle); return; }
-    if (message.type === "counts") {
-      // One look for the overview's rows per message, not one per queue (thousands at first).
-      if (message.totals) Object.keys(message.totals).forEach(function (key) { totalsBy[key] = message.totals[key]; });
-      var rows = spec().watch === "overview" ? rowsBySlug() : null;
-      message.queues.forEach(function (queue) { applyCounts(queue, rows); });
-      if (spec().watch === "overview") overviewSettled();
-    }
+    if (message.type === "counts") message.queues.forEach(applyCounts);
+    else if (message.type === "overview") applyOverview(message);
     else if (message.type === "progress") applyProgress(message);
     else if (message.type === "rows") applyRows(message);
     else if (message.type === "list") applyList(message);
@@ -283,9 +278,8 @@
   }
 
   // ---- counts ---------------------------------------------------------------------------------
-  function applyCounts(queue, rows) {
+  function applyCounts(queue) {
     var watch = spec();
-    if (watch.watch === "overview") overviewCounts(queue, rows || rowsBySlug());
     if (watch.watch === "queue" && watch.queue === queue.slug) {
       Object.keys(queue.counts).forEach(function (state) {
         setText(document.querySelector('.tab[data-state="' + state + '"] .count'), queue.counts[state]);
@@ -310,24 +304,28 @@
     }
   }
 
-  // ---- the overview ---------------------------------------------------------------------------
-  // The overview lists one page of queues, but the reader sends the counts of every queue (all
-  // of them once when the socket opens, then those that change). Kept per page, they give the
-  // totals and each group's figures once every queue the page was rendered with is known; a
-  // queue beyond those is a new one, and the list is asked for again, as the server renders it.
-  function overviewState() {
-    var el = main();
-    if (!el) return null;
-    if (!el.bullpenOverview) el.bullpenOverview = { queues: {}, size: 0 };
-    return el.bullpenOverview;
+  function showReason(el, queue) {
+    // Why a queue was paused, as the server read it with the pause (absent: as shown).
+    if (!el) return;
+    if (queue.paused && typeof queue.pauseReason === "string") el.textContent = queue.pauseReason;
+    el.hidden = !queue.paused || !el.textContent;
   }
 
+  // ---- the overview ---------------------------------------------------------------------------
+  // The server knows what this overview shows (its watch says which rows and groups, and how
+  // many queues its list counts) and sends, rendered by the page's own partials, the parts that
+  // moved: the totals, its groups' figures, its rows' counts and pause badges. It says when
+  // there are more queues than the list counts; the list is then asked for again.
   function listEl() { return document.getElementById("overview-list"); }
 
   function overviewWatch() {
     // What the overview shows and how its list groups the queues (as the server rendered it).
     var list = listEl(), watch = spec();
     watch.shown = shownQueues();
+    watch.groups = Array.prototype.map.call(document.querySelectorAll("#overview-list tbody.group[data-group]"), function (body) {
+      return body.dataset.group;
+    }).slice(0, 500);
+    watch.listed = list ? Number(list.dataset.total) || 0 : 0;
     if (list && list.dataset.group) {
       watch.group = list.dataset.group;
       watch.delimiter = list.dataset.delimiter || "";
@@ -341,8 +339,8 @@
     }).slice(0, 500);
   }
 
-  // The reader re-reads the rows an overview shows before the others: it is told which they
-  // are whenever the list changes (a filter, an order, a page, an opened group).
+  // The server renders the parts for what the page shows: it is told whenever the list changes
+  // (a filter, an order, a page, an opened group, the list asked for again).
   document.addEventListener("htmx:afterSettle", function (event) {
     if (spec().watch !== "overview" || !listEl()) return;
     var target = event.detail && event.detail.target;
@@ -350,123 +348,28 @@
     send(overviewWatch());
   });
 
-  function rowsBySlug() {
-    var rows = new Map();
-    document.querySelectorAll("tr[data-queue]").forEach(function (row) {
-      if (!rows.has(row.dataset.queue)) rows.set(row.dataset.queue, row);
-    });
-    return rows;
-  }
-
-  function overviewCounts(queue, rows) {
-    var state = overviewState();
-    if (!state) return;
-    if (!(queue.slug in state.queues)) state.size += 1;
-    state.queues[queue.slug] = queue;
-    var row = rows.get(queue.slug);
-    if (!row) return;
-    // The overview's counts leave out the states without jobs.
-    row.querySelectorAll("td[data-state]").forEach(function (cell) {
-      var n = queue.counts[cell.dataset.state] || 0;
-      var link = cell.querySelector("a");
-      if (link && link.textContent !== String(count(n))) {
-        link.textContent = count(n);
-        // Its name says the number too, in the server's words for the state and the queue.
-        link.setAttribute("aria-label", say("count_label_" + cell.dataset.state,
-          link.getAttribute("aria-label"), { n: n, queue: row.dataset.queueName }));
-        cell.classList.toggle("zero", !n);
-        flash(cell);
-      }
-    });
-    var badge = row.querySelector(".badge.paused");
-    if (badge) badge.hidden = !queue.paused;
-    showReason(row.querySelector(".pause-reason"), queue);
-  }
-
-  function showReason(el, queue) {
-    // Why a queue was paused, as the server read it with the pause (absent: as shown).
-    if (!el) return;
-    if (queue.paused && typeof queue.pauseReason === "string") el.textContent = queue.pauseReason;
-    el.hidden = !queue.paused || !el.textContent;
+  function applyOverview(message) {
+    if (spec().watch !== "overview") return;
+    // Table cells parse only among cells: they come apart from the other parts.
+    if (message.cells) swapById(message.cells);
+    if (message.html) swapById(message.html);
+    if (message.relist) relist(message.queues);
   }
 
   var refreshTimer = null;
 
-  // Each live reader's number of queues and summed counts, as the server last sent them.
-  var totalsBy = {};
-
-  // The server's totals over every queue, when each connection's reader has sent its own (a
-  // page sent only what changed since it was rendered has no other source); else null.
-  function sentTotals() {
-    var names = (document.body.dataset.connections || "").split(" ").filter(Boolean);
-    var keys = Object.keys(totalsBy);
-    if (names.length ? names.some(function (n) { return !totalsBy[n]; }) : keys.length !== 1) return null;
-    var sum = { queues: 0, counts: {} };
-    keys.forEach(function (key) {
-      sum.queues += totalsBy[key].queues;
-      Object.keys(totalsBy[key].counts).forEach(function (name) {
-        sum.counts[name] = (sum.counts[name] || 0) + totalsBy[key].counts[name];
-      });
-    });
-    return sum;
-  }
-
-  function overviewSettled() {
-    var state = overviewState(), list = listEl();
-    if (!state || !list) return;
-    var rendered = Number(list.dataset.total) || 0;
-    var sent = sentTotals();
-    if (sent) {
-      list.querySelectorAll("th[data-total]").forEach(function (th) {
-        setText(th, sent.counts[th.dataset.total] || 0);
-      });
-    }
-    // The server's count of queues tells of one the list lacks: a page resumed from its version
-    // hears only the queues that changed since, so its own tally cannot.
-    if (sent && sent.queues > rendered) { newQueues(sent.queues); return; }
-    if (state.size < rendered) return;  // not every queue heard of yet: the page's figures stand
-    var totals = {}, groups = {};
-    var grouped = list.querySelectorAll("tbody.group[data-group]");
-    Object.keys(state.queues).forEach(function (slug) {
-      var queue = state.queues[slug];
-      // Each queue's group comes with its counts: the server decides it as it renders the list.
-      var key = grouped.length && typeof queue.group === "string" ? queue.group : null;
-      Object.keys(queue.counts).forEach(function (name) {
-        totals[name] = (totals[name] || 0) + queue.counts[name];
-        if (key !== null) {
-          groups[key] = groups[key] || {};
-          groups[key][name] = (groups[key][name] || 0) + queue.counts[name];
-        }
-      });
-    });
-    if (!sent) {
-      list.querySelectorAll("th[data-total]").forEach(function (th) {
-        setText(th, totals[th.dataset.total] || 0);
-      });
-    }
-    Array.prototype.forEach.call(grouped, function (body) {
-      var sums = groups[body.dataset.group] || {};
-      body.querySelectorAll(".group-row td[data-group-state]").forEach(function (td) {
-        var n = sums[td.dataset.groupState] || 0;
-        setText(td, n);
-        td.classList.toggle("zero", !n);
-      });
-    });
-    if (state.size > rendered) newQueues(state.size);
-  }
-
-  function newQueues(size) {
-    setText(document.querySelector('[data-testid="queue-count"]'), size);
-    refreshList();
-  }
-
   // Groups that were open when the list was asked for again: opened again in the fresh list.
   var reopenGroups = [];
 
-  // Lists asked for again in a row that still did not hold every queue heard of: another
-  // server process may list a new queue a moment later than the reader's, so a few more tries.
-  var refreshTries = 0;
-  var REFRESH_TRIES = 4;
+  // Lists asked for again for the same number of queues: another server process may list a
+  // new queue a moment later than the reader's, so a few more tries, then no more until the
+  // number changes (a queue the list never holds must not fetch it for ever).
+  var relistWait = window.bullpenUtil.tries(4, 300, 700);
+
+  function relist(queues) {
+    var wait = relistWait(queues);
+    if (wait !== null) refreshList(wait);
+  }
 
   function refreshList(delay) {
     // Queues created since the list was rendered: the list again, as the server renders it
@@ -480,21 +383,13 @@
         return group.dataset.group;
       });
       window.htmx.ajax("GET", location.pathname + location.search, { target: "#overview-list", swap: "outerHTML" });
-    }, delay || 300);
+    }, delay);
   }
 
   // An opened group's rows come from the server as a click loads them (its toggle's hx-get).
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail && event.detail.target;
-    if (!target || target.id !== "overview-list") return;
-    var state = overviewState(), list = listEl();
-    if (state && list && state.size > (Number(list.dataset.total) || 0) && refreshTries < REFRESH_TRIES) {
-      refreshTries += 1;
-      refreshList(700 * refreshTries);
-    } else {
-      refreshTries = 0;
-    }
-    if (!reopenGroups.length) return;
+    if (!target || target.id !== "overview-list" || !reopenGroups.length) return;
     var keys = reopenGroups;
     reopenGroups = [];
     keys.forEach(function (key) {

@@ -72,9 +72,22 @@
     return params.toString();
   }
 
+  // A few tries for each value asked about, then none until the value changes: each call
+  // gives the wait before its try (``first`` ms, then ``step`` times the try's number), or
+  // null once ``most`` were made for that value.
+  function tries(most, first, step) {
+    var value, made = 0;
+    return function (next) {
+      if (made === 0 || next !== value) { value = next; made = 0; }
+      if (made >= most) return null;
+      made += 1;
+      return made === 1 ? first : step * made;
+    };
+  }
+
   var util = {
     fill: fill, word: word, say: say, count: count, parse: parse,
-    cookieValue: cookieValue, withChanges: withChanges
+    cookieValue: cookieValue, withChanges: withChanges, tries: tries
   };
   if (typeof module === "object" && module.exports) module.exports = util;
   else root.bullpenUtil = util;

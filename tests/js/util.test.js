@@ -50,3 +50,11 @@ test("withChanges sets, replaces and drops names, in a stable order", () => {
   assert.equal(util.withChanges("overview_group=head&tab=failed", { overview_group: "", tab: null }), "");
   assert.equal(util.withChanges("", { json_depth: "all" }), "json_depth=all");
 });
+
+test("tries gives a few waits for one value, then none until the value changes", () => {
+  const wait = util.tries(3, 300, 700);
+  assert.deepEqual([wait(5), wait(5), wait(5), wait(5)], [300, 1400, 2100, null]);
+  assert.equal(wait(5), null);
+  assert.deepEqual([wait(6), wait(6)], [300, 1400]);
+  assert.equal(wait(5), 300);
+});

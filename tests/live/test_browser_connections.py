@@ -5,6 +5,7 @@ queue says Redis is unreachable."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,4 +115,59 @@ async def test_the_overview_with_one_of_two_servers_down(
         await expect(eu_row.locator('td[data-state="waiting"]')).to_have_text("3", timeout=15000)
         # The notice, the labels and the header's state read right to assistive technology.
         assert await axe_violations(page, {}) == []
+        await browser.close()
+
+
+async def test_the_server_renders_totals_groups_and_new_queues_over_two_servers(
+    redis_server: RedisServer,
+    us_server: RedisServer,
+    two_server_site: LiveServer,
+    chromium_path: str,
+) -> None:
+    """Every figure the overview updates comes rendered from the server, summed over both
+    servers' readers: the totals row, each group's figures, a row's count and its name for a
+    screen reader; a queue created on either server while the page is open gets its row."""
+    eu, us = Peer(redis_server.url), Peer(us_server.url)
+    eu("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+    us("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
+    us("add", "--queue", "billing", "--name", "invoice", "--data", "{}")
+
+    async with chromium(chromium_path) as browser:
+        page = await browser.new_page(viewport={"width": 1200, "height": 700})
+        await page.goto(f"{two_server_site.url}/queues/?group=connection")
+        await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+        await page.evaluate("window.bullpenNoReload = true")
+        total_waiting = page.locator('th[data-total="waiting"]')
+        total_failed = page.locator('th[data-total="failed"]')
+        us_group = page.locator('[data-group="us"]')
+        await expect(total_waiting).to_have_text("3")
+        await expect(us_group.locator('td[data-group-state="waiting"]')).to_have_text("2")
+
+        # A job of us's mail moves from waiting to failed: the totals and us's figures follow.
+        await asyncio.to_thread(us, "work", "--queue", "mail", "--count", "1", "--fail")
+        await expect(total_failed).to_have_text("1", timeout=15000)
+        await expect(total_waiting).to_have_text("2")
+        await expect(us_group.locator('td[data-group-state="failed"]')).to_have_text("1")
+        await expect(us_group.locator('td[data-group-state="waiting"]')).to_have_text("1")
+        eu_group = page.locator('[data-group="eu"]')
+        await expect(eu_group.locator('td[data-group-state="waiting"]')).to_have_text("1")
+
+        # An opened group's row: its count and the link's name follow a job added on eu.
+        await eu_group.locator(".group-toggle").click()
+        row = page.locator('tr[data-queue="mail@eu"]')
+        await expect(row).to_be_visible()
+        await asyncio.to_thread(eu, "add", "--queue", "mail", "--name", "late", "--data", "{}")
+        link = row.locator('td[data-state="waiting"] a')
+        await expect(link).to_have_text("2", timeout=15000)
+        await expect(link).to_have_attribute("aria-label", "2 waiting jobs in mail")
+        await expect(total_waiting).to_have_text("3")
+
+        # A queue created on us while the page is open: the list is fetched again, the eu
+        # group stays open, and the count of queues says four.
+        await asyncio.to_thread(us, "add", "--queue", "fresh", "--name", "a", "--data", "{}")
+        await expect(page.locator('[data-testid="queue-count"]')).to_have_text("4", timeout=20000)
+        await expect(us_group.locator('[data-testid="group-size"]')).to_contain_text("3")
+        await expect(row).to_be_visible()
+        await expect(total_waiting).to_have_text("4")
+        assert await page.evaluate("window.bullpenNoReload === true")
         await browser.close()
