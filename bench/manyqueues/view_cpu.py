@@ -8,8 +8,9 @@ against a Redis seeded by ``bench/node/seed_many.mjs`` (only its queue list is r
 
 Each queue's summary is made once and handed to every view as the live reader hands them (the
 same objects while counts stay), so what is timed is a view's own work: taking the summaries,
-the queues' JSON, filter, order, totals and the page. Prints the CPU time (``process_time``)
-and wall time of each view and their median.
+the queues' JSON, filter, order, totals and the page. ``--changes N``: before each view, N
+queues' summaries are made anew with other counts, as the reader hands them when jobs move.
+Prints the CPU time (``process_time``) and wall time of each view and their median.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import sys
 import time
@@ -55,6 +57,7 @@ async def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--views", type=int, default=5)
     ap.add_argument("--query", default="", help="the API's query string, e.g. sort=-failed")
+    ap.add_argument("--changes", type=int, default=0, help="queues whose counts move each view")
     args = ap.parse_args()
     refs = list((await discovered()).queues)
     for n, ref in enumerate(refs):
@@ -65,7 +68,11 @@ async def main() -> int:
         pair.split("=", 1) for pair in args.query.split("&") if "=" in pair
     )
     cpu, wall = [], []
-    for _ in range(args.views):
+    rng = random.Random(1)
+    for view in range(args.views):
+        for ref in rng.sample(refs, min(args.changes, len(refs))):
+            counts = {state: (view + n) % 7 for n, state in enumerate(STATES)}
+            Known.made[ref] = QueueSummary(ref, counts, False, None, None, "bullmq:6")
         c0, w0 = time.process_time(), time.perf_counter()
         body = await queues_body(query)
         cpu.append((time.process_time() - c0) * 1000)

@@ -1,5 +1,6 @@
 """The HTML pages: ``views.py`` (overview, queue, job), ``job_context.py``, ``job_rows.py``,
-``overview_list.py`` + ``overview_page.py``, ``flow_views.py``, ``triage.py`` (find, failure
+``overview_list.py`` + ``overview_ledger.py`` (the list kept between views) +
+``overview_page.py``, ``flow_views.py``, ``triage.py`` (find, failure
 groups, workers, alerts), ``charts.py``, ``switcher.py`` + ``switcher_matching.py`` (the
 header's box), ``landing.py`` + ``notices.py`` (where an action lands, its confirmation),
 ``confirmations.py`` (what each action confirms: one table entry per action),

@@ -1,5 +1,6 @@
 """Which queues one overview page lists: filtered by name and by problems, grouped, sorted and
-cut into pages. Pure: the caller reads every queue's counts in one round trip and passes them in,
+cut into pages. Pure: the rules, over every queue's row. Views keep their results between them
+(overview_ledger.py, which makes only the page's rows and answers what ``list_queues`` answers),
 so the HTML page and ``api/queues/`` list exactly the same queues in the same order.
 
 A queue is a dict as :func:`dashboard.api.serializers.queue_json` makes it, with ``alerts`` (the
@@ -214,7 +215,7 @@ def _shown_counts(queue: dict[str, Any]) -> dict[str, int]:
     return {state: int(counts.get(state, 0)) for state in COLUMNS}
 
 
-def _sorted(items: list[Any], query: ListQuery, name: Any, counts: Any) -> list[Any]:
+def in_order(items: list[Any], query: ListQuery, name: Any, counts: Any) -> list[Any]:
     key = query.sort_key
     if key == "name":
         return sorted(items, key=lambda item: name(item).casefold(), reverse=query.descending)
@@ -232,12 +233,12 @@ def totals_of(queues: Iterable[dict[str, Any]]) -> dict[str, int]:
     return summed
 
 
-def _pages(count: int, per_page: int) -> int:
+def page_count(count: int, per_page: int) -> int:
     return max(1, math.ceil(count / per_page))
 
 
-def _cut(items: Sequence[Any], page: int, per_page: int) -> list[Any]:
-    page = min(page, _pages(len(items), per_page))
+def page_of(items: Sequence[Any], page: int, per_page: int) -> list[Any]:
+    page = min(page, page_count(len(items), per_page))
     return list(items[(page - 1) * per_page : page * per_page])
 
 
@@ -264,12 +265,10 @@ def list_queues(queues: list[dict[str, Any]], query: ListQuery) -> Listing:
             wanted = [
                 q for q in wanted if group_key(q, query.group, query.delimiter) == query.within
             ]
-        ordered = _sorted(wanted, query, display, shown)
-        pages = _pages(len(ordered), query.per_page)
-        return Listing(
-            query, _cut(ordered, query.page, query.per_page), [], len(queues), len(wanted), pages,
-            totals,
-        )  # fmt: skip
+        ordered = in_order(wanted, query, display, shown)
+        pages = page_count(len(ordered), query.per_page)
+        rows = page_of(ordered, query.page, query.per_page)
+        return Listing(query, rows, [], len(queues), len(wanted), pages, totals)
 
     # Grouped: a group is listed when one of its queues passes the filter; its counts are
     # those of all its queues, so that they match what opening it shows without a filter.
@@ -291,10 +290,10 @@ def list_queues(queues: list[dict[str, Any]], query: ListQuery) -> Listing:
         )
         for key in passing
     ]
-    ordered_groups = _sorted(groups, query, lambda g: g.key, lambda g: g.counts)
-    pages = _pages(len(ordered_groups), query.per_page)
+    ordered_groups = in_order(groups, query, lambda g: g.key, lambda g: g.counts)
+    pages = page_count(len(ordered_groups), query.per_page)
     return Listing(
-        query, [], _cut(ordered_groups, query.page, query.per_page), len(queues), len(wanted),
+        query, [], page_of(ordered_groups, query.page, query.per_page), len(queues), len(wanted),
         pages, totals,
     )  # fmt: skip
 

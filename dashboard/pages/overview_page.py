@@ -1,7 +1,7 @@
 """Reading what one overview page lists: every queue's counts and alerts in one round trip each,
-then the filter, grouping, order and page (overview_list.py), then the sparklines of the queues
-on that page only (one more round trip). The HTML page, its fragments and ``api/queues/`` all
-come through here.
+then the filter, grouping, order and page (kept between views in overview_ledger.py, by the
+rules of overview_list.py), then the sparklines of the queues on that page only (one more round
+trip). The HTML page, its fragments and ``api/queues/`` all come through here.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from dashboard.api.serializers import queue_json
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess
 from dashboard.live.reader_counts import ReaderCounts
-from dashboard.pages.overview_list import Listing, ListQuery, group_key, list_queues
+from dashboard.pages.overview_ledger import OverviewLedger, ViewFacts
+from dashboard.pages.overview_list import Listing, ListQuery, group_key
+from queues.alerts.failed_kept import Still
 from queues.alerts.shown import status_of
 from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import read_alerts
 from queues.errors import BullpenError
-from queues.reads.counts import Known, QueueSummary, summaries
+from queues.reads.counts import QueueSummary, summaries
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
@@ -29,64 +30,52 @@ from queues.redis import connections, reachability
 from queues.redis.errors import translate_redis_errors
 from queues.throughput.rates import series_of
 
+# The list of every queue any viewer may see, kept between views (a viewer whose access is
+# limited gets a ledger of the queues they may see, made for the view).
+_ledger = OverviewLedger()
 
-async def all_queues(
-    *, alerts: bool, access: QueueAccess = EVERYTHING, known: Known | None = None
-) -> tuple[list[QueueSummary], list[dict[str, Any]]]:
-    """Every queue ``access`` may view, as the API describes it, with the alerts firing on it
-    when asked for (a second round trip, for the queues that keep finished jobs, and one for
-    the silences and acknowledgements): each alert with its ``status`` (firing, acknowledged
-    or silenced) and, when someone holds it, its ``hold``. ``known``: the counts the live
-    readers keep (dashboard/live/reader_counts.py), read from Redis only where they have none."""
-    found = access.visible(await summaries(known=known), lambda summary: summary.ref.slug)
-    still = known.still if isinstance(known, ReaderCounts) else None
-    firing = await read_alerts(found, still=still) if alerts else {}
+
+async def _shown_alerts(
+    found: list[QueueSummary], still: Still | None
+) -> dict[QueueRef, list[dict[str, Any]]]:
+    """The alerts firing on each queue that has some (a round trip for the queues that keep
+    finished jobs, and one for the silences and acknowledgements): each alert with its
+    ``status`` (firing, acknowledged or silenced) and, when someone holds it, its ``hold``."""
+    firing = await read_alerts(found, still=still)
     now = time.time()
     holds = await read_holds(now) if any(firing.values()) else {}
-    queues = []
-    for summary in found:
-        queue = queue_json(summary)
-        queue["alerts"] = []
-        for alert in firing.get(summary.ref, ()):
-            hold = holds.get((summary.ref.slug, alert.rule))
-            shown = {**alert.as_json(), "status": status_of(hold, now)}
+    shown: dict[QueueRef, list[dict[str, Any]]] = {}
+    for ref, alerts in firing.items():
+        for alert in alerts:
+            hold = holds.get((ref.slug, alert.rule))
+            entry = {**alert.as_json(), "status": status_of(hold, now)}
             if hold is not None:
-                shown["hold"] = hold.as_json()
-            queue["alerts"].append(shown)
-        queues.append(queue)
-    return found, queues
+                entry["hold"] = hold.as_json()
+            shown.setdefault(ref, []).append(entry)
+    return shown
 
 
-async def _count_stuck(found: list[QueueSummary], queues: list[dict[str, Any]]) -> None:
+async def _count_stuck(busy: list[QueueRef]) -> dict[QueueRef, int]:
     """Each queue's stuck jobs (active, their lock gone), read only for the queues with active
     jobs: one round trip per connection; a queue whose read failed shows none."""
-    busy = [
-        summary.ref
-        for summary, queue in zip(found, queues, strict=True)
-        if queue["counts"].get("active")
-    ]
     if not busy:
-        return
+        return {}
     try:
-        stuck = await stuck_counts(busy)
+        return await stuck_counts(busy)
     except BullpenError:
-        return  # a Redis gone meanwhile: its queues say so elsewhere; the list still shows
-    for summary, queue in zip(found, queues, strict=True):
-        if stuck.get(summary.ref):
-            queue["stuck"] = stuck[summary.ref]
+        return {}  # a Redis gone meanwhile: its queues say so elsewhere; the list still shows
 
 
-async def _count_workers(found: list[QueueSummary], queues: list[dict[str, Any]]) -> None:
-    """Each queue's connected workers (one CLIENT LIST); left unknown where Redis refuses it."""
+async def _count_workers(found: list[QueueSummary]) -> dict[str, int] | None:
+    """Each queue's connected workers by slug (one CLIENT LIST); None where Redis refuses it."""
     try:
         connections = await list_workers([summary.ref for summary in found])
     except (ResponseError, BullpenError):
-        return  # a hosted Redis whose user may not list clients: "no workers" stays unknown
+        return None  # a hosted Redis whose user may not list clients: "no workers" stays unknown
     per_queue: dict[str, int] = {}
     for connection in connections:
         per_queue[connection.queue] = per_queue.get(connection.queue, 0) + 1
-    for queue in queues:
-        queue["workers"] = per_queue.get(queue["slug"], 0)
+    return per_queue
 
 
 async def _add_pause_reasons(queues: list[dict[str, Any]]) -> None:
@@ -103,15 +92,23 @@ async def read_listing(
     """``page``: for the HTML page, with alerts and sparklines; the API reads alerts only to
     find problems. Only the queues ``access`` may view are listed, counted and totalled. The
     counts are the live readers' where they keep them (``Listing.live_version`` then says which
-    version of them the page shows)."""
+    version of them the page shows); those they cannot vouch for are read from Redis."""
     known = ReaderCounts()
-    found, queues = await all_queues(alerts=page or query.problems, access=access, known=known)
+    found = access.visible(await summaries(known=known), lambda summary: summary.ref.slug)
+    ledger = _ledger if access.holder is None else OverviewLedger()
+    still = known.still if isinstance(known, ReaderCounts) else None
+    alerts = await _shown_alerts(found, still) if page or query.problems else {}
+    workers: dict[str, int] | None = None
+    stuck: dict[QueueRef, int] = {}
     # Workers (one CLIENT LIST) tell which queues wait for nobody: a problem the page and the
     # API's problem filter and groups show; a plain API list does without.
     if page or query.problems or query.group:
-        await _count_workers(found, queues)
-        await _count_stuck(found, queues)
-    listing = list_queues(queues, query)
+        workers = await _count_workers(found)
+        ledger.update(found)
+        stuck = await _count_stuck(ledger.busy_refs())
+    # No await from here to the listing: another view may update the ledger meanwhile.
+    ledger.update(found)
+    listing = ledger.listing(query, ViewFacts(alerts, workers, stuck))
     listing.live_version = known.version
     listing.unreachable = {
         name: detail

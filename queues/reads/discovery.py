@@ -76,6 +76,7 @@ def reset() -> None:
     _merged = None
     _seen_read_at.clear()
     _forgotten.clear()
+    _sets.clear()
 
 
 def forget(ref: QueueRef) -> None:
@@ -149,6 +150,18 @@ def add_seen(connection: str, refs: list[QueueRef]) -> None:
         _forgotten.get(connection, {}).pop(ref, None)
 
 
+# The last list's queues as a set, made once per list: the reader's finds since the scan are
+# looked up in it every ``SEEN_READ_EVERY`` seconds, and 50,000 queues make a set slowly.
+_sets: dict[str, tuple[Discovered, frozenset[QueueRef]]] = {}
+
+
+def _listed(connection: str, cached: Discovered) -> frozenset[QueueRef]:
+    kept = _sets.get(connection)
+    if kept is None or kept[0] is not cached:
+        kept = _sets[connection] = (cached, frozenset(cached.queues))
+    return kept[1]
+
+
 async def _with_seen(connection: str, cached: Discovered) -> Discovered:
     """``cached`` with the queues the live reader (of any process) saw created since its
     scan, read from Redis at most every ``SEEN_READ_EVERY`` seconds."""
@@ -162,8 +175,10 @@ async def _with_seen(connection: str, cached: Discovered) -> Discovered:
         seen = await seen_queues.seen_since(get_client(connection), connection, cached.scanned_ms)
     except (*UNREACHABLE, ResponseError):
         return cached  # the scan's list stands; the caller's own reads say what is wrong
+    if not seen:
+        return cached
     forgotten = _forgotten.get(connection, {})
-    listed = set(cached.queues)
+    listed = _listed(connection, cached)
     new = [ref for ref, at in seen.items() if ref not in listed and at > forgotten.get(ref, 0)]
     if not new:
         return cached

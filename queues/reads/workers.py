@@ -135,11 +135,25 @@ def _names(ref: QueueRef) -> dict[str, str]:
     return {f"{ref.prefix}:{ref.name}": "python", f"{ref.prefix}:{encoded}": "node"}
 
 
-def match_workers(clients: list[dict[str, str]], refs: list[QueueRef]) -> list[WorkerConnection]:
+# The last queue list's client names → (queue, library): an overview of 50,000 queues asks
+# for the same list at every view, and making it is a base64 and two entries a queue.
+_owners: tuple[list[QueueRef], dict[str, tuple[QueueRef, str]]] = ([], {})
+
+
+def _owners_of(refs: list[QueueRef]) -> dict[str, tuple[QueueRef, str]]:
+    global _owners
+    if _owners[0] == refs:  # the same queues, mostly the same objects: compared by identity
+        return _owners[1]
     owners: dict[str, tuple[QueueRef, str]] = {}
     for ref in refs:
         for base, library in _names(ref).items():
             owners[base] = (ref, library)
+    _owners = (list(refs), owners)
+    return owners
+
+
+def match_workers(clients: list[dict[str, str]], refs: list[QueueRef]) -> list[WorkerConnection]:
+    owners = _owners_of(refs)
     found = []
     for client in clients:
         name = client.get("name", "")
