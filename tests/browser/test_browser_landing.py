@@ -16,6 +16,8 @@ from tests.support.browser_pages import (
     answer_dialogs,
     chromium,
     operator_page,
+    settled,
+    socket_messages,
 )
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
@@ -72,8 +74,11 @@ async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(
         )
     peer("work", "--queue", "email", "--count", str(len(errors)), "--fail", "--concurrency", "2")
     async with chromium(chromium_path) as browser:
-        page = await operator_page(browser, bullpen_server, "/queues/q/shop/?state=completed")
+        page = await operator_page(browser, bullpen_server, "/queues/")
         answer_dialogs(page)
+        listed = socket_messages(page, "list")
+        await page.goto(f"{bullpen_server.url}/queues/q/shop/?state=completed")
+        await settled(page, listed)
         for job_id in completed:
             await page.check(f'tr[data-job-id="{job_id}"] .job-select')
         await page.click('[data-testid="bulk-remove"]')
@@ -83,9 +88,11 @@ async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(
         assert page.url.endswith("/queues/q/shop/?state=completed")
         assert redis_client.zcard("bull:shop:completed") == 0
 
+        listed = socket_messages(page, "list")
         await page.goto(f"{bullpen_server.url}/queues/q/email/?state=failed")
         groups = page.locator('[data-testid="failure-groups"] tbody tr')
         await expect(groups).to_have_count(2)
+        await settled(page, listed)
         smtp = groups.filter(has_text="SMTP timeout")
         # The answer is held back until a live update has replaced the button that asked:
         # the page must still follow the action it started.

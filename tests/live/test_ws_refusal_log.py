@@ -39,7 +39,7 @@ async def refused(server: LiveServer, origin: str, headers: dict[str, str]) -> i
 def test_a_refused_handshake_logs_no_traceback(closed_site: LiveServer) -> None:
     log = closed_site.log
     # The site loads its apps on its first request: done before the handshakes, which daphne
-    # gives 5 s (a loaded machine can take that long to start the site).
+    # gives a limited time (a loaded machine can take that long to start the site).
     assert http_get(closed_site.url + "/queues/", headers={"Authorization": AUTH})[0] == 200
     before = log.read_text()
     statuses = [

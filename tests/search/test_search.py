@@ -55,7 +55,11 @@ async def test_search_kinds(client: AsyncClient, peer: Peer) -> None:
 async def test_search_over_100k_jobs_streams_while_other_requests_answer(
     client: AsyncClient, redis_server: RedisServer
 ) -> None:
-    connection = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+    # The seed waits for each batch's answer however long Redis takes: on a loaded machine a
+    # batch took longer than redis-py's default 5 s socket timeout.
+    connection = aioredis.Redis.from_url(
+        redis_server.url, decode_responses=True, socket_timeout=None
+    )
     queue = Queue("big", {"connection": connection})
     try:
         for start in range(0, 100_000, 2000):

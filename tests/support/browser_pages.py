@@ -21,7 +21,15 @@ from tests.support.browser import chromium
 from tests.support.live_server import LiveServer
 from tests.support.paths import ROOT
 
-__all__ = ["OPERATOR", "SHOTS", "answer_dialogs", "chromium", "operator_page", "socket_messages"]
+__all__ = [
+    "OPERATOR",
+    "SHOTS",
+    "answer_dialogs",
+    "chromium",
+    "operator_page",
+    "settled",
+    "socket_messages",
+]
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 
@@ -95,3 +103,12 @@ def socket_messages(page: Page, kind: str) -> asyncio.Event:
 
     page.on("websocket", lambda socket: socket.on("framereceived", on_frame))
     return arrived
+
+
+async def settled(page: Page, listed: asyncio.Event) -> None:
+    """The page holds still under a click: the parts it loads after itself are in (the alerts,
+    the throughput chart and the failure groups land above a queue's list and push it down:
+    a click as one lands went to what had moved there), and its socket has answered for its
+    list (``listed``: ``socket_messages(page, "list")``), which stands or came fresh."""
+    await expect(page.locator('[hx-trigger="load"]')).to_have_count(0)
+    await asyncio.wait_for(listed.wait(), 15)

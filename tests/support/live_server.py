@@ -66,6 +66,12 @@ def migrated_database(env: dict[str, str]) -> Path:
     return _MIGRATED[settings]
 
 
+# Seconds a test server gives a websocket to be accepted (daphne's default, kept in production,
+# is 5): on a loaded machine a page's socket waited longer than that for its consumer to
+# connect, and daphne refused it.
+HANDSHAKE_LIMIT_S = 60
+
+
 def start_bullpen(
     redis_url: str, log: Path, extra_env: dict[str, str] | None = None, *, wait: bool = True
 ) -> LiveServer:
@@ -88,7 +94,11 @@ def start_bullpen(
     if not database.exists():
         shutil.copyfile(migrated_database(env), database)
     log.write_bytes(b"")
-    argv = ["-b", "127.0.0.1", "-p", str(port), "bullpen_site.asgi:application"]
+    argv = [
+        *("-b", "127.0.0.1", "-p", str(port)),
+        *("--websocket_connect_timeout", str(HANDSHAKE_LIMIT_S)),
+        "bullpen_site.asgi:application",
+    ]
     process = fork_daphne(argv, env, ROOT, log)
     if not wait:
         return LiveServer(f"http://127.0.0.1:{port}", process, log, port)
