@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 log = logging.getLogger("bullpen")
@@ -44,3 +45,32 @@ async def cancel_and_wait(*tasks: asyncio.Future[Any] | None) -> None:
     for task in ended:
         if not task.cancelled() and task.exception() is not None:
             log.warning("a stopped task had failed", exc_info=task.exception())
+
+
+# How long a stopped task's clean-up may take before it is given up (a Redis that stopped
+# answering must not hold a stopper forever).
+CLEANUP_MOST = 10.0
+
+
+async def finish_despite_cancel(
+    cleanup: Coroutine[Any, Any, None], most: float = CLEANUP_MOST
+) -> None:
+    """Run a stopping task's ``cleanup`` to its end although its stopper cancels it again
+    meanwhile (:func:`cancel_and_wait` does, every ``RECANCEL_AFTER``): a clean-up cut short
+    leaves its Redis connections open. At most ``most`` seconds; a cancel that came meanwhile
+    is raised once it is done."""
+
+    async def bounded() -> None:
+        async with asyncio.timeout(most):
+            await cleanup
+
+    task = asyncio.ensure_future(bounded())
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    task.result()

@@ -2,20 +2,18 @@
 
 It follows every queue's BullMQ event stream with a blocking XREAD (resuming from the last id it
 saw), and turns events into a few kinds of message for the pages:
-
 * counts of a queue, moved by each event without a Redis read (count_estimate.py) and re-read
   exactly soon after an event the estimate cannot follow, and as it changes (count_changes.py);
 * rows of a watched queue whose jobs changed state (the newest hashes read within a budget of
   ``row_reads_per_second``, the rest sent state-only);
-* progress of jobs (from the event itself, no Redis read);
-* state, attempts and new log lines of single watched jobs;
-* the Redis connection state.
+* progress (from the event, no Redis read); state, attempts and log lines of watched jobs;
+  the Redis connection state.
 
 What one pass produces goes out as one message per topic (``{"type": "batch"}`` when there are
 several). A full refresh (``full_refresh`` s) finds new queues; queues without events are re-read
-from a fixed budget a second (count_changes.py), at a cost flat in their number. Only the process
-holding the lease reads Redis; how many pages watch changes what is sent, not what is read; with
-no page open, only what history needs is read. The ``Follower`` below runs queues/live/'s parts.
+from a fixed budget a second (count_changes.py), at a cost flat in their number. Only the lease
+holder reads Redis; how many pages watch changes what is sent, not what is read; with no page
+open, only what history needs is read. The ``Follower`` below runs queues/live/'s parts.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from collections.abc import Iterable
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.cancelling import cancel_and_wait, finish_despite_cancel, raise_if_cancelled
 from queues.config.settings import get_config
 from queues.history.recorder import HistoryRecorder
 from queues.live import protocol as live_protocol
@@ -202,13 +200,15 @@ class Follower:
         try:
             await self._housekeep_forever()
         finally:
-            await cancel_and_wait(keeper)
-            await cancel_and_wait(reader)
-            await self.streams.reset()
-            await self.leadership.release()
-            if self._probe is not None:
-                with contextlib.suppress(Exception):
-                    await self._probe.aclose()
+            await finish_despite_cancel(self._stop_parts(keeper, reader))
+
+    async def _stop_parts(self, *parts: asyncio.Future[None]) -> None:
+        await cancel_and_wait(*parts)
+        await self.streams.reset()
+        await self.leadership.release()
+        if self._probe is not None:
+            with contextlib.suppress(Exception):
+                await self._probe.aclose()
 
     # ---- events ---------------------------------------------------------------------------
 

@@ -14,7 +14,12 @@ import pytest
 
 from dashboard.live import channel_groups
 from dashboard.services import registry
-from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.cancelling import (
+    RECANCEL_AFTER,
+    cancel_and_wait,
+    finish_despite_cancel,
+    raise_if_cancelled,
+)
 from queues.live import follower as follower_module
 
 SWALLOWS = sys.version_info < (3, 12)
@@ -85,6 +90,40 @@ async def test_cancel_and_wait_cancels_again_until_the_task_ends() -> None:
     async with asyncio.timeout(5):
         await cancel_and_wait(task, None)
     assert task.cancelled() and swallowed == 3
+
+
+async def test_a_clean_up_runs_to_its_end_while_its_stopper_cancels_again() -> None:
+    # A task whose clean-up outlasts the stopper's re-cancels (every RECANCEL_AFTER) still
+    # closes what it opened, and ends cancelled.
+    closed: list[str] = []
+
+    async def slow_close(name: str) -> None:
+        await asyncio.sleep(RECANCEL_AFTER * 1.5)
+        closed.append(name)
+
+    async def clean_up() -> None:
+        await slow_close("reader")
+        await slow_close("probe")
+
+    async def runs() -> None:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            await finish_despite_cancel(clean_up())
+
+    task = asyncio.ensure_future(runs())
+    await asyncio.sleep(0)
+    async with asyncio.timeout(5):
+        await cancel_and_wait(task)
+    assert task.cancelled() and closed == ["reader", "probe"]
+
+
+async def test_a_clean_up_that_hangs_is_given_up_after_its_bound() -> None:
+    async def hangs() -> None:
+        await asyncio.sleep(10)
+
+    with pytest.raises(TimeoutError):
+        await finish_despite_cancel(hangs(), most=0.05)
 
 
 async def test_cancel_and_wait_reports_a_failed_task_without_raising(
