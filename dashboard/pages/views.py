@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 
+from dashboard.alerts.section import alerts_context
 from dashboard.api.serializers import queue_json
 from dashboard.auth.guards import page_view
 from dashboard.auth.queue_access import for_request
@@ -48,6 +49,7 @@ from queues.reads.keys import STATES, QueueRef
 from queues.reads.listing import job_page as read_job_page
 from queues.reads.pause_reasons import pause_reasons
 from queues.redis import connections
+from queues.throughput.rates import series
 
 # Tabs of the queue page; ``paused`` only matters for BullMQ 5 queues and shows when non-empty.
 STATE_TABS = [s for s in STATES if s != "paused"]
@@ -133,7 +135,13 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     state, page, per_page, order = job_page_params(preferences.queue_query(request), default_state)
     # Taken before the list is read: an event between the two makes the socket read it again.
     list_at = ReaderCounts().list_position(ref)
-    result = await read_job_page(ref, state, page, per_page, order)
+    # The alerts and the throughput chart come with the page, above its list: loaded after it,
+    # they pushed the list down under a person's click.
+    result, alerts, throughput = await asyncio.gather(
+        read_job_page(ref, state, page, per_page, order),
+        alerts_context(request, ref),
+        series(ref, "hour"),
+    )
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     kind = await kind_on_queue(request, ref.slug)
     can_act = can_act_on(kind, ref.slug)
@@ -151,6 +159,8 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "can_act": can_act,
             "supports": supported(ref),
             "selectable": can_act,
+            "alerts": alerts,
+            "throughput": throughput,
             "live_spec": json.dumps(
                 {
                     "watch": "queue",

@@ -56,6 +56,25 @@ async def test_remove_from_the_job_page_lands_on_its_tab(
     assert redis_client.zscore("bull:shop:failed", job_id) is None
 
 
+async def test_a_queues_list_stays_where_it_showed(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str
+) -> None:
+    # A firing alert and the throughput chart sit above the list; they come with the page, so
+    # a click aimed at a row as the list shows lands on that row.
+    peer("scenario", "--queue", "shop")
+    async with chromium(chromium_path) as browser:
+        page = await operator_page(browser, bullpen_server, "/queues/")
+        await page.goto(
+            f"{bullpen_server.url}/queues/q/shop/?state=completed", wait_until="domcontentloaded"
+        )
+        row = page.locator("tr[data-job-id]").first
+        shown = await row.bounding_box()
+        await expect(page.locator('[data-testid="throughput"]')).to_be_visible()
+        await expect(page.locator('[data-testid="queue-alerts"]')).to_be_attached()
+        await page.wait_for_load_state("networkidle")
+        assert shown is not None and await row.bounding_box() == shown
+
+
 async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, redis_client: Any
 ) -> None:

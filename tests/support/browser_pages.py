@@ -106,9 +106,9 @@ def socket_messages(page: Page, kind: str) -> asyncio.Event:
 
 
 async def settled(page: Page, listed: asyncio.Event) -> None:
-    """The page holds still under a click: the parts it loads after itself are in (the alerts,
-    the throughput chart and the failure groups land above a queue's list and push it down:
-    a click as one lands went to what had moved there), and its socket has answered for its
-    list (``listed``: ``socket_messages(page, "list")``), which stands or came fresh."""
+    """The page holds still under a click: the parts it loads after itself are in (a failed
+    tab's failure groups land above its list and push it down: a click as they land went to
+    what had moved there), and its socket has answered for its list (``listed``:
+    ``socket_messages(page, "list")``), which stands or came fresh."""
     await expect(page.locator('[hx-trigger="load"]')).to_have_count(0)
     await asyncio.wait_for(listed.wait(), 15)
