@@ -6,13 +6,16 @@ redis-server, Node or Chromium."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from django.test import AsyncClient, override_settings
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Playwright, async_playwright, expect
 
 from build_catalogs import compile_catalogs
 from queues.actions import handles
@@ -20,7 +23,16 @@ from queues.failures import failure_groups
 from queues.redis import clients
 from tests.support import browser as browser_support
 from tests.support import module_state
-from tests.support.browser import BrowserServer, chromium, shoot_open_pages
+from tests.support.browser import (
+    BROWSER_PARTS,
+    SESSION_LOOP,
+    BrowserServer,
+    Driver,
+    chromium,
+    on_session_loop,
+    on_the_tests_loop,
+    shoot_open_pages,
+)
 from tests.support.cluster_topology import ClusterTopology
 from tests.support.live_server import (
     LiveServer,
@@ -45,6 +57,7 @@ REAL_PARTS = (
     "bullpen_module_server",
     "chromium_path",
     "chromium_server",
+    "playwright_driver",
     "browser",
     "sentinel_topology",
     "cluster_topology",
@@ -70,9 +83,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(UNIT_DIR):
             item.add_marker(pytest.mark.unit)
+        wanted = getattr(item, "fixturenames", ())
+        if pytest_asyncio.is_async_test(item) and any(name in wanted for name in BROWSER_PARTS):
+            # First, so that it is the closest asyncio marker (the auto mode's has no scope).
+            item.add_marker(SESSION_LOOP, append=False)
+
+
+def fixtures_on_other_loops(item: pytest.Item) -> list[str]:
+    """The async fixtures of a session-loop test that would run on a loop of their own: their
+    Redis clients and tasks would outlive that loop, unclosed."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    found = []
+    for name, definitions in info.name2fixturedefs.items():
+        func = definitions[-1].func
+        is_async = inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)
+        if is_async and getattr(func, "_loop_scope", None) != "session":
+            found.append(name)
+    return found
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if on_session_loop(item) and (elsewhere := fixtures_on_other_loops(item)):
+        pytest.fail(
+            f"a browser test runs on the session's event loop, its async fixtures {elsewhere} "
+            "on loops of their own: give them loop_scope='session' (@pytest_asyncio.fixture), "
+            "or a variant for each loop (on_the_tests_loop in tests/support/browser.py)"
+        )
     if item.get_closest_marker("unit") is None:
         return
     wanted = [name for name in REAL_PARTS if name in getattr(item, "fixturenames", ())]
@@ -141,16 +179,43 @@ def fresh_module_state() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-async def close_redis_clients() -> AsyncIterator[None]:
-    yield
+def close_redis_clients(request: pytest.FixtureRequest) -> None:
+    """What a test started on its event loop ends with it, on that loop."""
+    on_the_tests_loop(request, "services")
+
+
+async def close_loop_services() -> None:
     # This loop's background services (started by an action, a request or a live page) stop
-    # with it.
+    # with the test.
     from dashboard.services import lifecycle
 
     await lifecycle.stop_services()
-    # The shared clients belong to this test's event loop: close them with the loop.
+    # The shared clients belong to the running event loop: close them with the test.
     await clients.close_current()
     await handles.close_current()
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def services_on_test_loop() -> AsyncIterator[None]:
+    yield
+    await close_loop_services()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def services_on_session_loop() -> AsyncIterator[None]:
+    before = asyncio.all_tasks()
+    yield
+    await close_loop_services()
+    # The session's loop outlives the test: end the tasks it left, as closing a loop of its
+    # own did. The driver's tasks stay: they serve the next test.
+    left = [
+        task
+        for task in asyncio.all_tasks() - before
+        if task is not asyncio.current_task() and not browser_support.drives_playwright(task)
+    ]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
 
 
 @pytest.fixture(scope="module")
@@ -280,12 +345,21 @@ def chromium_server() -> Iterator[BrowserServer]:
     server.stop()
 
 
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def playwright_driver(chromium_server: BrowserServer) -> AsyncIterator[Playwright]:
+    """One Playwright driver for the whole test process, on the session's event loop."""
+    async with async_playwright() as pw:
+        browser_support.driver = Driver(pw, asyncio.get_running_loop())
+        yield pw
+        browser_support.driver = None
+
+
 @pytest.fixture
-def chromium_path(chromium_server: BrowserServer) -> str:
+def chromium_path(chromium_server: BrowserServer, playwright_driver: Playwright) -> str:
     return chromium_server.executable_path
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def browser(request: pytest.FixtureRequest, chromium_path: str) -> AsyncIterator[Browser]:
     """This test's own browser (its contexts and pages closed after it) on the shared Chromium;
     when the test fails, its open pages are saved as screenshots."""

@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.support.browser import chromium
-from tests.support.browser_checks import RULES, axe_violations
+from tests.support.browser_checks import RULES, axe_on_every_page, axe_violations
 from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
 
@@ -87,6 +87,7 @@ async def sweep(
     """Every page's serious and critical violations in one scheme and size, by page name."""
     rules = RULES[tag]
     context = await new_context(browser, tag, http_credentials=OPERATOR)
+    await axe_on_every_page(context)
     page = await context.new_page()
     # Open reads: the browser sends its credentials once the sign-in page asked for them.
     await page.goto(server.url + "/queues/sign-in?next=/queues/")
@@ -126,6 +127,7 @@ async def sweep(
 
     # Signing in: the credentials prompt's page, as a visitor without them sees it.
     anonymous = await new_context(browser, tag)
+    await axe_on_every_page(anonymous)
     page = await anonymous.new_page()
     await page.route(lambda url: "/sign-in?" in url, show_the_prompts_page)
     await page.goto(server.url + "/queues/sign-in?next=/queues/")

@@ -20,7 +20,7 @@
 //   scenario        --queue Q
 //   inspect         --queue Q [--ids a,b,c] [--asc]
 //   add             --queue Q --name N --data JSON [--opts JSON]
-//   add-bulk        --queue Q --name N --count C [--data JSON] [--dedup-prefix P] [--opts JSON] [--max-len-events N]
+//   add-bulk        --queue Q --name N --count C [--data JSON] [--cycle KEY=N] [--dedup-prefix P] [--opts JSON] [--max-len-events N]
 //   add-raw-hostile --queue Q
 //   add-cut-emoji   --queue Q [--count N]
 //   many-queues     --count N [--services a,b,c] [--failed-every K] [--paused-every K]
@@ -437,7 +437,8 @@ async function add(flags) {
 }
 
 // C jobs named N through queue.addBulk, 1000 per call (a big queue in seconds, not minutes);
-// every job gets the --data object with its index added as "i", and with --dedup-prefix P the
+// every job gets the --data object with its index added as "i" (and with --cycle KEY=N, KEY
+// set to i % N: N customers' jobs taking turns), and with --dedup-prefix P the
 // deduplication id P<i> (no TTL: held while the job is not finished). --opts JSON: job options
 // for every job (removeOnComplete...); --max-len-events N: the Queue's streams.events.maxLen,
 // which it writes into the queue's meta hash and BullMQ trims the events stream to.
@@ -449,6 +450,8 @@ async function addBulk(flags) {
   const dedupPrefix = flags['dedup-prefix'];
   const jobOpts = jsonFlag(flags, 'opts', {});
   const maxLen = intFlag(flags, 'max-len-events', 0);
+  const [cycleKey, cycleLength] = (flags.cycle ?? '').split('=');
+  const cycled = (i) => (cycleKey ? { [cycleKey]: i % Number(cycleLength) } : {});
   const streams = maxLen ? { streams: { events: { maxLen } } } : {};
   const queue = track(newQueue(name, { ...baseOptions(flags), ...streams }));
   // The cap is written into the meta hash once the Queue is ready; a job added before would
@@ -461,7 +464,7 @@ async function addBulk(flags) {
     const batch = [];
     for (let i = start; i < Math.min(count, start + 1000); i++) {
       const opts = dedupPrefix === undefined ? { ...jobOpts } : { ...jobOpts, deduplication: { id: `${dedupPrefix}${i}` } };
-      batch.push({ name: jobName, data: { ...data, i }, opts });
+      batch.push({ name: jobName, data: { ...data, i, ...cycled(i) }, opts });
     }
     const jobs = await queue.addBulk(batch);
     first ??= jobs[0].id;

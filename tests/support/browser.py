@@ -1,11 +1,12 @@
-"""One Chromium per test process, a connection of its own per test.
+"""One Chromium and one Playwright driver per test process, a connection of its own per test.
 
 Launching Chromium cost every browser test a second or more of CPU on a loaded machine. The
 session starts one Chromium behind Playwright's browser server (``launch-server``); each test
 connects to it and gets a ``Browser`` of its own: the contexts and pages it makes are its alone
 (cookies, storage, viewport), and closing it closes them and leaves Chromium running for the
-next test. Each test still starts its own Playwright driver: Playwright's objects belong to one
-event loop, and every test has a loop of its own.
+next test. The driver that connects is started once per process too (``driver``): Playwright's
+objects belong to the event loop that made them, so browser tests run on the session's loop
+(tests/conftest.py); code on another loop starts a driver of its own.
 
 When a test fails while its browser is open, every open page is saved as a screenshot in
 ``failure_shots()``; a test that passes takes none.
@@ -13,6 +14,7 @@ When a test fails while its browser is open, every open page is saved as a scree
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -21,10 +23,13 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pytest
 from playwright._impl._driver import compute_driver_executable, get_driver_env
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Playwright, async_playwright
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -87,8 +92,55 @@ class BrowserServer:
         self.process = None
 
 
+# A test asking for one of these drives Chromium: it runs on the session's event loop, where the
+# process's one Playwright driver lives (starting a driver per test cost about half a CPU-second).
+BROWSER_PARTS = ("browser", "chromium_path")
+SESSION_LOOP = pytest.mark.asyncio(loop_scope="session")
+
+
+def on_session_loop(item: pytest.Item) -> bool:
+    """Whether a test runs on the session's event loop rather than a loop of its own."""
+    marker = item.get_closest_marker("asyncio")
+    return marker is not None and marker.kwargs.get("loop_scope") == "session"
+
+
+def on_the_tests_loop(request: pytest.FixtureRequest, name: str) -> Any:
+    """Fixture ``name`` in the variant for the test's event loop: ``<name>_on_session_loop``
+    or ``<name>_on_test_loop`` (async fixtures run on the loop their loop_scope says)."""
+    loop = "session" if on_session_loop(request.node) else "test"
+    return request.getfixturevalue(f"{name}_on_{loop}_loop")
+
+
 # The running server of this test process (set by the session fixture ``chromium_server``).
 shared: BrowserServer | None = None
+
+
+@dataclass(frozen=True)
+class Driver:
+    """A started Playwright driver and the event loop its objects belong to."""
+
+    playwright: Playwright
+    loop: asyncio.AbstractEventLoop
+
+
+# The driver of this test process (set by the session fixture ``playwright_driver``).
+driver: Driver | None = None
+
+
+def drives_playwright(task: asyncio.Task[object]) -> bool:
+    """Whether a task is Playwright's own (a connection reading its driver or browser)."""
+    code = getattr(task.get_coro(), "cr_code", None)
+    return code is not None and f"{os.sep}playwright{os.sep}" in code.co_filename
+
+
+@asynccontextmanager
+async def playwright_here() -> AsyncIterator[Playwright]:
+    """The process's driver when called on its loop; else one started for this caller alone."""
+    if driver is not None and driver.loop is asyncio.get_running_loop():
+        yield driver.playwright
+        return
+    async with async_playwright() as pw:
+        yield pw
 
 
 def failure_shots() -> Path:
@@ -114,7 +166,7 @@ async def shoot_open_pages(browser: Browser) -> None:
 async def chromium(chromium_path: str) -> AsyncIterator[Browser]:
     """A browser of this test's own: a connection to the shared Chromium when the session has
     one, else a Chromium launched for it."""
-    async with async_playwright() as pw:
+    async with playwright_here() as pw:
         if shared is not None and shared.endpoint:
             browser = await pw.chromium.connect(shared.endpoint)
         else:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 import redis
 
 from queues.redis.clients import get_client
@@ -26,6 +27,7 @@ from queues.runner import Limiter, QueueOptions, Registry, Schedule, job_handler
 from queues.runner.json_logs import configure_json_logs, reset_json_logs
 from queues.runner.memory import rss_mb
 from queues.runner.supervisor import WorkerRunner
+from tests.support.browser import on_the_tests_loop
 from tests.support.redis_server import RedisServer
 from tests.support.server_forks import fork_manage
 
@@ -219,11 +221,29 @@ class Runners:
 
 
 @pytest.fixture
-async def runners() -> AsyncIterator[Runners]:
-    started = Runners()
-    yield started
+def runners(request: pytest.FixtureRequest) -> Runners:
+    """Runners a test starts, on its event loop (a browser test's is the session's)."""
+    started: Runners = on_the_tests_loop(request, "runners")
+    return started
+
+
+async def runners_stopped(started: Runners) -> None:
     for runner in list(started.running):
         await started.stop(runner, grace_s=2.0)
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def runners_on_test_loop() -> AsyncIterator[Runners]:
+    started = Runners()
+    yield started
+    await runners_stopped(started)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def runners_on_session_loop() -> AsyncIterator[Runners]:
+    started = Runners()
+    yield started
+    await runners_stopped(started)
 
 
 class WorkerProcess:
