@@ -87,7 +87,9 @@ async def test_an_overview_page_is_sent_its_rows_parts_and_the_totals_only(
             parts = message["cells"] + message["html"]
             assert row_part("billing") not in parts and "billing" not in parts
             assert set(message) <= {"type", "cells", "html", "at", "eventAt"}
-    assert moved["eventAt"] > 0 and moved["at"] >= moved["eventAt"]
+    # When it was sent and the age of the oldest event behind it (0 when a re-read moved the
+    # counts without one, as a loaded machine's reader may).
+    assert 0 <= moved["eventAt"] <= moved["at"]
 
 
 async def test_a_grouped_overview_gets_its_groups_figures_summed_by_the_server(
