@@ -33,17 +33,17 @@ from tests.support.browser import (
     on_the_tests_loop,
     shoot_open_pages,
 )
-from tests.support.cluster_topology import ClusterTopology
-from tests.support.live_server import (
+from tests.support.paths import ROOT
+from tests.support.peer import Peer, PostgresPeer
+from tests.support.servers.cluster_topology import ClusterTopology
+from tests.support.servers.live_server import (
     LiveServer,
     start_bullpen,
     stop_bullpen,
 )
-from tests.support.paths import ROOT
-from tests.support.peer import Peer, PostgresPeer
-from tests.support.postgres_server import PostgresServer, missing_reason
-from tests.support.redis_server import RedisServer
-from tests.support.sentinel_topology import SentinelTopology
+from tests.support.servers.postgres_server import PostgresServer, missing_reason
+from tests.support.servers.redis_server import RedisServer
+from tests.support.servers.sentinel_topology import SentinelTopology
 
 pytest_plugins = ["tests.support.worker_fixtures"]
 

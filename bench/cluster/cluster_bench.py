@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 django.setup()
 
-from tests.support.cluster_topology import ClusterTopology  # noqa: E402 - the repository is on sys.path
-from tests.support.live_server import start_bullpen, stop_bullpen  # noqa: E402
 from tests.support.peer import PEER  # noqa: E402
-from tests.support.redis_server import RedisServer  # noqa: E402
+from tests.support.servers.cluster_topology import ClusterTopology  # noqa: E402 - the repository is on sys.path
+from tests.support.servers.live_server import start_bullpen, stop_bullpen  # noqa: E402
+from tests.support.servers.redis_server import RedisServer  # noqa: E402
 
 PAGES = {"overview": "/queues/", "failed tab": "/queues/q/{t025}-mail/?state=failed"}
 

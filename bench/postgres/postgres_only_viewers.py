@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen  # noqa: E402
 from tests.support.peer import PostgresPeer  # noqa: E402
-from tests.support.postgres_server import PostgresServer  # noqa: E402
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen  # noqa: E402
+from tests.support.servers.postgres_server import PostgresServer  # noqa: E402
 
 WINDOW_S = 10.0
 QUEUES = 20

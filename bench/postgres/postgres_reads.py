@@ -27,8 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.postgres_server import PostgresServer  # noqa: E402
-from tests.support.redis_server import RedisServer  # noqa: E402
+from tests.support.servers.postgres_server import PostgresServer  # noqa: E402
+from tests.support.servers.redis_server import RedisServer  # noqa: E402
 
 PEER = ROOT / "tests" / "interop" / "peer.mjs"
 SMALL_QUEUES = 19

@@ -42,9 +42,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "manyqueues")]
 
 from page_load import CHROMIUM_ARGS, CHROMIUM_PATH, measure, open_page  # noqa: E402
 
-from tests.support.live_server import start_bullpen, stop_bullpen  # noqa: E402
-from tests.support.postgres_server import PostgresServer  # noqa: E402
-from tests.support.redis_server import free_port  # noqa: E402
+from tests.support.servers.live_server import start_bullpen, stop_bullpen  # noqa: E402
+from tests.support.servers.postgres_server import PostgresServer  # noqa: E402
+from tests.support.servers.redis_server import free_port  # noqa: E402
 
 NODE = ROOT / "bench" / "node"
 # bench/node has no `pg`; the interop peer's node_modules has it (see seed_postgres.mjs).

@@ -37,7 +37,7 @@ import websockets
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.redis_server import RedisServer, free_port  # noqa: E402
+from tests.support.servers.redis_server import RedisServer, free_port  # noqa: E402
 
 NODE_DIR = ROOT / "bench" / "node"
 OUT_DIR = ROOT / "bench" / "out"

@@ -300,7 +300,7 @@ def main() -> None:
     server = None
     redis_url = args.redis
     if redis_url is None:
-        from tests.support.redis_server import RedisServer
+        from tests.support.servers.redis_server import RedisServer
 
         server = RedisServer()
         server.start()

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.support.action_waits import status_of, wait_on_server
-from tests.support.live_server import LiveServer, http_get, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, http_get, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 JOBS = 10_000

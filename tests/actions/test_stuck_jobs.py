@@ -17,7 +17,7 @@ from django.test import AsyncClient, override_settings
 from dashboard.models import AuditEntry
 from tests.support.action_requests import AUTH, node, ok, post
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,7 +16,7 @@ from queues.alerts.state import Notice
 from queues.alerts.watch import AlertWatch, DeliverySettings
 from tests.support.live_reads import calls, grown
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -30,7 +30,7 @@ from tests.alerts.test_alert_delivery import Receiver
 from tests.history.history_support import feed_events, flush_closed
 from tests.support.live_reads import found_within
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

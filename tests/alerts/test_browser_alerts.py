@@ -16,8 +16,8 @@ from playwright.async_api import Browser, Page, expect
 
 from queues.alerts.silences import holds_key
 from tests.support.browser_pages import answer_dialogs, operator_page
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

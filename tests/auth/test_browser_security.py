@@ -16,9 +16,9 @@ from playwright.async_api import expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
-from tests.support.live_server import LiveServer, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.standalone import CREDENTIALS, start_standalone
 
 pytestmark = pytest.mark.browser

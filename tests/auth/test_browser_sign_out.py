@@ -8,7 +8,7 @@ from playwright.async_api import expect
 
 from tests.support.browser import chromium
 from tests.support.browser_pages import _create_superuser
-from tests.support.live_server import LiveServer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,8 @@ from django.test import AsyncClient, override_settings
 from django.urls import reverse
 
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
 from tests.support.routes import Route, every_route
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

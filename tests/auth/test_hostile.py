@@ -9,8 +9,8 @@ import pytest
 from django.test import AsyncClient
 from django.urls import reverse
 
-from tests.support.live_server import LiveServer, http_get
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer, http_get
 
 SCRIPT_NAME = '<script>alert("x")</script>'
 

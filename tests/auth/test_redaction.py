@@ -23,10 +23,10 @@ from dashboard.live.consumers import LiveConsumer
 from queues.reads.redaction import MARKER
 from tests.support.browser import chromium
 from tests.support.live_reads import counts_of, follower_tails_log, run_peer, wait_for
-from tests.support.live_server import LiveServer, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
 from tests.support.search_reads import stream
+from tests.support.servers.live_server import LiveServer, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.standalone import CREDENTIALS, start_standalone
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,9 +18,9 @@ import pytest
 import websockets
 
 from bullpen_site.secret_key import stored_secret_key
-from tests.support.live_server import LiveServer, http_get, stop_bullpen
 from tests.support.paths import ROOT
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, http_get, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.standalone import (
     CREDENTIALS,
     standalone_env,

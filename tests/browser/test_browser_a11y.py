@@ -15,8 +15,8 @@ from playwright.async_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RULES, axe_on_every_page, axe_violations
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

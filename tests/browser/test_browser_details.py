@@ -16,9 +16,9 @@ from urllib.parse import unquote
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.support.live_server import LiveServer
 from tests.support.peer import PEER, Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer
+from tests.support.servers.redis_server import RedisServer
 from tests.support.worker_fixtures import WorkerProcess, wait_for
 
 pytestmark = pytest.mark.browser

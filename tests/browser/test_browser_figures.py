@@ -16,8 +16,8 @@ from playwright.async_api import Browser, expect
 from queues.runner import Producer, QueueOptions, Registry
 from queues.throughput.sampler import MINUTE_MS
 from tests.alerts.test_failure_frames import _charge
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 from tests.support.worker_fixtures import Runners, wait_for
 
 pytestmark = pytest.mark.browser

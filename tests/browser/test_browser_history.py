@@ -19,8 +19,8 @@ from queues.history.sketch import Sketch
 from queues.history.storage import MINUTE_MS, MINUTE_TTL_S, span_key
 from queues.reads.keys import QueueRef
 from tests.support.browser_checks import RULES, axe_violations
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

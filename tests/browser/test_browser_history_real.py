@@ -13,8 +13,8 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from dashboard.history.scales import duration_text, percent_text
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

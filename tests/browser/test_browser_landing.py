@@ -19,8 +19,8 @@ from tests.support.browser_pages import (
     settled,
     socket_messages,
 )
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

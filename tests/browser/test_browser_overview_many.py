@@ -11,8 +11,8 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

@@ -14,8 +14,8 @@ from playwright.async_api import ConsoleMessage, expect
 from tests.auth.test_browser_security import site  # noqa: F401
 from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_server]
 

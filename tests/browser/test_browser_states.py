@@ -13,8 +13,8 @@ from playwright.async_api import Page, expect
 
 from queues.runner import Producer, QueueOptions, Registry
 from tests.support.browser import chromium
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 from tests.support.worker_fixtures import Runners, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_server]

@@ -16,9 +16,9 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.support.browser_pages import answer_dialogs, socket_messages
 from tests.support.live_reads import server_watches
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 

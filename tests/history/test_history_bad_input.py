@@ -16,7 +16,7 @@ from queues.history.storage import FOLDED_NAME, NAME_CAP, names_key
 from queues.reads.keys import QueueRef
 from tests.history.history_support import AHEAD_MS, feed_events, flush_closed, now_ms
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 JOBS = QueueRef("bull", "jobs")
 

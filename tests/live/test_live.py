@@ -26,7 +26,7 @@ from tests.support.live_reads import (
     wait_for,
 )
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 # Channels closes stale database connections around each websocket event.
 pytestmark = pytest.mark.django_db(transaction=True)

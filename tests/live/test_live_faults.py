@@ -20,9 +20,9 @@ from playwright.async_api import expect
 from dashboard.live import channel_groups
 from dashboard.live.consumers import LiveConsumer
 from tests.support.browser import chromium
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from tests.support.live_reads import watch_overview
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 
 async def counts_frame(page: Any, queue: str, waiting: int, within: float = 20) -> str:

@@ -22,7 +22,7 @@ from queues.live.settings import LiveSettings
 from queues.redis.clients import get_client
 from tests.support.live_reads import found_within, publish_nowhere
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 
 class Gate:

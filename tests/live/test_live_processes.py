@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from tests.support.live_reads import watch_overview
-from tests.support.live_server import LiveServer, http_get, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, http_get, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 LEASE_KEY = "bullpen:live:lease"
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 LIVE_LEASE = "bullpen:live:lease"
 ACTIONS_LEASE = "bullpen:actions:lease"

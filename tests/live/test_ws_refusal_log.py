@@ -14,8 +14,8 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from tests.auth.test_standalone_access import AUTH
-from tests.support.live_server import LiveServer, http_get, stop_bullpen
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, http_get, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.standalone import CREDENTIALS, start_standalone
 
 

@@ -21,9 +21,9 @@ from mcp.client.stdio import StdioServerParameters
 from queues.failures.failure_groups import failure_groups
 from queues.reads.keys import QueueRef
 from queues.runner import Producer, QueueOptions, Registry
-from tests.support.live_server import migrated_database
 from tests.support.paths import ROOT
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import migrated_database
+from tests.support.servers.redis_server import RedisServer
 from tests.support.worker_fixtures import Runners, wait_for
 
 READS = ["failure_groups", "get_job", "history", "list_queues", "search"]

@@ -13,7 +13,7 @@ from django.test import AsyncClient, override_settings
 from dashboard.api.fast_path import FastReadAPI
 from queues.redis.errors import reason
 from tests.support.peer import Peer
-from tests.support.redis_server import free_port
+from tests.support.servers.redis_server import free_port
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 

@@ -17,10 +17,10 @@ from playwright.async_api import expect
 
 from tests.support.action_requests import AUTH, node
 from tests.support.browser_pages import chromium, operator_page
-from tests.support.live_server import LiveServer
 from tests.support.markup import attribute, elements, text
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import PostgresPeer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.worker_fixtures import WorkerProcess
 
 

@@ -10,8 +10,8 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from tests.support.live_reads import server_watches
-from tests.support.live_server import LiveServer
 from tests.support.peer import PostgresPeer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,8 @@ import pytest
 from playwright.async_api import Browser, Locator, Page, expect
 
 from tests.support.action_requests import AUTH
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import PostgresPeer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
 
 pytestmark = pytest.mark.browser
 

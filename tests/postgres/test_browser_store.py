@@ -8,8 +8,8 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from tests.support.browser_pages import answer_dialogs
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer, PostgresPeer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

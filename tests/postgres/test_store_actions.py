@@ -13,7 +13,7 @@ from django.test import AsyncClient, override_settings
 from dashboard.models import AuditEntry
 from tests.support.action_requests import ok, post
 from tests.support.peer import PostgresPeer
-from tests.support.postgres_server import PostgresServer
+from tests.support.servers.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ import pytest
 from django.test import AsyncClient, override_settings
 
 from tests.support.peer import Peer, PostgresPeer
-from tests.support.postgres_server import PostgresServer
+from tests.support.servers.postgres_server import PostgresServer
 
 
 @pytest.fixture

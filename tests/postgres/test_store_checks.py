@@ -8,8 +8,8 @@ from django.test import override_settings
 
 from dashboard.checks import postgres_store, redis_reachable
 from tests.support.peer import PostgresPeer
-from tests.support.postgres_server import PostgresServer
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.servers.postgres_server import PostgresServer
+from tests.support.servers.redis_server import RedisServer, free_port
 
 
 def _warnings(redis_url: str, pg_url: str) -> list[str]:

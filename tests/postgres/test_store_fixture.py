@@ -4,7 +4,7 @@ of Bullpen on Postgres stand on."""
 from __future__ import annotations
 
 from tests.support.peer import PostgresPeer
-from tests.support.postgres_server import PostgresServer
+from tests.support.servers.postgres_server import PostgresServer
 
 
 def test_peer_writes_and_reads_a_queue_in_postgres(

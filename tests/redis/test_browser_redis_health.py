@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, expect
 
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 

@@ -20,10 +20,10 @@ from playwright.async_api import expect
 from dashboard.checks import redis_reachable
 from queues.runner import Producer, default_registry
 from tests.support.browser import chromium
-from tests.support.cluster_topology import ClusterTopology
-from tests.support.live_server import start_bullpen, stop_bullpen
 from tests.support.paths import ROOT
 from tests.support.peer import PEER, Peer
+from tests.support.servers.cluster_topology import ClusterTopology
+from tests.support.servers.live_server import start_bullpen, stop_bullpen
 from tests.support.worker_fixtures import WorkerProcess, lines_of, wait_for
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}

@@ -23,9 +23,9 @@ from queues.actions import handles
 from queues.redis import clients
 from tests.redis.test_cluster import TENANTS, ClusterPeer
 from tests.support.browser import chromium
-from tests.support.cluster_topology import ClusterTopology
-from tests.support.live_server import start_bullpen, stop_bullpen
 from tests.support.markup import element, text
+from tests.support.servers.cluster_topology import ClusterTopology
+from tests.support.servers.live_server import start_bullpen, stop_bullpen
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}
 

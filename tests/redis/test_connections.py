@@ -19,7 +19,7 @@ from dashboard.models import AuditEntry
 from tests.support.action_waits import accepted, finished
 from tests.support.live_reads import counts_of, wait_for
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import AsyncClient, override_settings
 
-from tests.support.cluster_topology import ClusterTopology
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.servers.cluster_topology import ClusterTopology
+from tests.support.servers.redis_server import RedisServer, free_port
 from tests.support.worker_fixtures import wait_for
 
 USERS = {"amy": "amy-pass", "operator": "s3cret-pass"}

@@ -17,8 +17,8 @@ from django.test import AsyncClient
 
 from dashboard.models import AuditEntry
 from queues.redis.write_once import CLIENT_NAME
-from tests.support.live_server import start_bullpen, stop_bullpen
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.worker_fixtures import wait_for
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}

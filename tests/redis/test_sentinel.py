@@ -25,10 +25,10 @@ from dashboard.checks import redis_reachable
 from queues.redis.write_once import CLIENT_NAME
 from queues.runner import Producer, default_registry
 from tests.support.browser import chromium
-from tests.support.live_server import start_bullpen, stop_bullpen
 from tests.support.paths import ROOT
 from tests.support.peer import Peer
-from tests.support.sentinel_topology import SERVICE, SentinelTopology
+from tests.support.servers.live_server import start_bullpen, stop_bullpen
+from tests.support.servers.sentinel_topology import SERVICE, SentinelTopology
 from tests.support.worker_fixtures import WorkerProcess, lines_of, wait_for
 
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}

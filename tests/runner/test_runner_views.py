@@ -11,7 +11,7 @@ from bullmq import Queue
 from django.test import AsyncClient
 
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"operator:s3cret-pass").decode()}

@@ -24,7 +24,7 @@ from queues.runner import (
     SyncJobContext,
     default_registry,
 )
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 from tests.support.worker_fixtures import (
     JsonLines,
     Runners,

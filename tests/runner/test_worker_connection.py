@@ -22,7 +22,7 @@ from queues.runner.clients.redis_clients import (
     HiredisSSLConnection,
     runner_client,
 )
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.servers.redis_server import RedisServer, free_port
 from tests.support.worker_fixtures import Runners, wait_for
 
 

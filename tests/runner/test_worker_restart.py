@@ -13,7 +13,7 @@ from typing import Any
 from django.test import override_settings
 
 from queues.runner import Producer, default_registry
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 from tests.support.worker_fixtures import WorkerProcess, lines_of, wait_for
 
 QUEUE = "proc-deliver"

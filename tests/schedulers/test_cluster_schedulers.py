@@ -10,7 +10,7 @@ import pytest
 from django.test import AsyncClient
 
 from tests.redis.test_cluster import TENANTS, ClusterPeer, cluster_peer, on_cluster
-from tests.support.cluster_topology import ClusterTopology
+from tests.support.servers.cluster_topology import ClusterTopology
 
 __all__ = ["cluster_peer", "on_cluster"]  # the fixtures, used by name
 

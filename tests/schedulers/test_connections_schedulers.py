@@ -10,7 +10,7 @@ from django.test import AsyncClient
 
 from tests.redis.test_connections import AUTH, two_connections, us_server
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 __all__ = ["two_connections", "us_server"]  # the fixtures, used by name
 

@@ -14,10 +14,10 @@ from playwright.async_api import Page, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RULES, axe_violations
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
 from tests.support.search_reads import add_jobs
+from tests.support.servers.live_server import LiveServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 

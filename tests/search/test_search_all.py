@@ -18,11 +18,11 @@ from django.test import AsyncClient, override_settings
 from dashboard.models import AuditEntry
 from queues.search.step_pace import Pace
 from tests.support.action_waits import accepted, finished
-from tests.support.live_server import LiveServer
 from tests.support.markup import attribute, element, elements
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
 from tests.support.search_reads import add_jobs, stream
+from tests.support.servers.live_server import LiveServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,8 +13,8 @@ import pytest
 from django.test import AsyncClient
 
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
 from tests.support.search_reads import stream
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -18,10 +18,10 @@ from playwright.async_api import Page, expect
 from dashboard.pages.switcher import MAX_SUGGESTIONS
 from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
-from tests.support.live_server import LiveServer, http_get, stop_bullpen
 from tests.support.markup import attribute, element, elements, text
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, http_get, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 from tests.support.standalone import CREDENTIALS, start_standalone
 
 # The suggestions read the saved searches too.

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from queues.failures.failure_groups import forget_shared
 from tests.support.action_waits import accepted, finished
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -22,7 +22,7 @@ from dashboard.live.consumers import LiveConsumer
 from dashboard.routing import find_live_routes, websocket_route
 from queues.config.settings import DEFAULTS
 from queues.redis.urls import redact
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.servers.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_STACK = "tests.site.test_checks.host_stack"

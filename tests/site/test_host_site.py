@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.host_site
 

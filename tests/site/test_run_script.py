@@ -15,7 +15,7 @@ import pytest
 
 from bullpen_site.demo import silenced_checks
 from tests.support.paths import ROOT
-from tests.support.redis_server import RedisServer
+from tests.support.servers.redis_server import RedisServer
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.test import AsyncClient
 
-from tests.support.live_server import http_get
+from tests.support.servers.live_server import http_get
 
 
 def accepted(response: Any) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from urllib.parse import quote
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.browser import chromium
-from tests.support.live_server import LiveServer
 from tests.support.paths import ROOT
+from tests.support.servers.live_server import LiveServer
 
 __all__ = [
     "OPERATOR",

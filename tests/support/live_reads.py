@@ -23,8 +23,8 @@ from queues.live.follower import READER_SLACK, Follower
 from queues.live.protocol import LiveMessage, Topic
 from queues.live.streams import POLL_S
 from queues.reads.keys import STATES, QueueRef
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 Message = dict[str, Any]
 

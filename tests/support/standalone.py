@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.live_server import LiveServer, start_bullpen
 from tests.support.paths import ROOT
+from tests.support.servers.live_server import LiveServer, start_bullpen
 
 CREDENTIALS = {"DASHBOARD_USERNAME": "ops", "DASHBOARD_PASSWORD": "pw-for-the-test"}
 

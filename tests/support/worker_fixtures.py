@@ -28,8 +28,8 @@ from queues.runner.json_logs import configure_json_logs, reset_json_logs
 from queues.runner.memory import rss_mb
 from queues.runner.supervisor import WorkerRunner
 from tests.support.browser import on_the_tests_loop
-from tests.support.redis_server import RedisServer
-from tests.support.server_forks import fork_manage
+from tests.support.servers.redis_server import RedisServer
+from tests.support.servers.server_forks import fork_manage
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_KEY = "bullpen-test:runs"  # hash: job id -> times a handler started it

@@ -11,7 +11,7 @@ from playwright.async_api import Browser, expect
 from queues.runner import Registry
 from queues.tasks.runner import register_task_queues
 from tests.support.live_reads import server_watches
-from tests.support.live_server import LiveServer
+from tests.support.servers.live_server import LiveServer
 from tests.support.worker_fixtures import Runners
 from tests.tasks import sample_tasks
 

@@ -12,7 +12,7 @@ from playwright.async_api import expect
 from queues.runner import JobContext, Producer, QueueOptions, Registry
 from tests.support.browser import chromium
 from tests.support.browser_pages import answer_dialogs, operator_page
-from tests.support.live_server import LiveServer
+from tests.support.servers.live_server import LiveServer
 from tests.support.worker_fixtures import Runners, wait_for
 
 pytestmark = pytest.mark.browser

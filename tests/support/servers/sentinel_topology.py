@@ -17,7 +17,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tests.support.redis_server import free_port
+from tests.support.servers.redis_server import free_port
 
 SERVICE = "bullpen-main"
 

@@ -12,8 +12,8 @@ from playwright.async_api import expect
 from queues.actions.scheduler_actions import upsert_scheduler
 from queues.reads.keys import QueueRef
 from tests.support.browser_pages import answer_dialogs, chromium, operator_page
-from tests.support.live_server import LiveServer
 from tests.support.peer import Peer
+from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.support.redis_server import free_port
+from tests.support.servers.redis_server import free_port
 
 BIN = Path("/usr/lib/postgresql/15/bin")
 USER = "bullpen"

@@ -13,7 +13,7 @@ from queues.actions.job_actions import retry_job
 from queues.reads.keys import QueueRef
 from queues.runner import Producer, QueueOptions, Registry
 from tests.support.browser_pages import answer_dialogs, chromium, operator_page
-from tests.support.live_server import LiveServer
+from tests.support.servers.live_server import LiveServer
 from tests.support.worker_fixtures import Runners, wait_for
 
 pytestmark = pytest.mark.browser

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import PEER, Peer
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer, free_port
 
 pytestmark = pytest.mark.browser
 

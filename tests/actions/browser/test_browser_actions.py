@@ -14,9 +14,9 @@ from playwright.async_api import expect
 
 from tests.support.browser import chromium
 from tests.support.browser_pages import answer_dialogs
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 

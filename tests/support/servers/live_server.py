@@ -16,8 +16,8 @@ import urllib.request
 from pathlib import Path
 
 from tests.support.paths import ROOT
-from tests.support.redis_server import free_port
-from tests.support.server_forks import ForkedProcess, fork_daphne
+from tests.support.servers.redis_server import free_port
+from tests.support.servers.server_forks import ForkedProcess, fork_daphne
 
 
 class LiveServer:

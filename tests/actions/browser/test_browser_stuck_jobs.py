@@ -12,9 +12,9 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser_pages import answer_dialogs, chromium, operator_page
-from tests.support.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.peer import Peer
-from tests.support.redis_server import RedisServer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 
