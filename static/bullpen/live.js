@@ -350,10 +350,24 @@
 
   function applyOverview(message) {
     if (spec().watch !== "overview") return;
-    // Table cells parse only among cells: they come apart from the other parts.
-    if (message.cells) swapById(message.cells);
+    // Table cells parse only among cells: they come apart from the other parts. A page that
+    // starts watching is sent every shown cell; those that read as the page shows them stay
+    // (hundreds of swaps held a 500-queue list for seconds after each change of view).
+    if (message.cells) swapById(differing(message.cells));
     if (message.html) swapById(message.html);
     if (message.relist) relist(message.queues);
+  }
+
+  // The parts of ``html`` that differ from those with their ids in the page, as markup.
+  function differing(html) {
+    var fresh = parse(html);
+    Array.prototype.slice.call(fresh.children).forEach(function (el) {
+      var old = el.id && document.getElementById(el.id);
+      if (old && old.outerHTML === el.outerHTML) el.remove();
+    });
+    var box = document.createElement("template");
+    box.content.appendChild(fresh);
+    return box.innerHTML;
   }
 
   var refreshTimer = null;
