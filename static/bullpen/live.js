@@ -222,11 +222,13 @@
   // Parts of the page (a job's state, actions, facts) rendered again by the server: htmx swaps
   // each for the part with its id, as it swaps a response's out-of-band parts.
   function swapById(html) {
-    // A part whose digest is the one shown is left in place: an identical copy swapped in
-    // under a finger would lose its click.
+    // A part whose digest (or markup) is the one shown is left in place: an identical copy
+    // swapped in under a finger would lose its click, and hundreds of them (every cell of a
+    // list a page starts watching) held the page for seconds.
     var ids = Array.prototype.filter.call(parse(html).children, function (el) {
       var old = el.id && document.getElementById(el.id);
-      return old && !(el.dataset.digest && el.dataset.digest === old.dataset.digest);
+      return old && !(el.dataset.digest && el.dataset.digest === old.dataset.digest) &&
+        old.outerHTML !== el.outerHTML;
     }).map(function (el) { return el.id; });
     if (!ids.length || !window.htmx) return;
     var kept = [];
@@ -350,24 +352,10 @@
 
   function applyOverview(message) {
     if (spec().watch !== "overview") return;
-    // Table cells parse only among cells: they come apart from the other parts. A page that
-    // starts watching is sent every shown cell; those that read as the page shows them stay
-    // (hundreds of swaps held a 500-queue list for seconds after each change of view).
-    if (message.cells) swapById(differing(message.cells));
+    // Table cells parse only among cells: they come apart from the other parts.
+    if (message.cells) swapById(message.cells);
     if (message.html) swapById(message.html);
     if (message.relist) relist(message.queues);
-  }
-
-  // The parts of ``html`` that differ from those with their ids in the page, as markup.
-  function differing(html) {
-    var fresh = parse(html);
-    Array.prototype.slice.call(fresh.children).forEach(function (el) {
-      var old = el.id && document.getElementById(el.id);
-      if (old && old.outerHTML === el.outerHTML) el.remove();
-    });
-    var box = document.createElement("template");
-    box.content.appendChild(fresh);
-    return box.innerHTML;
   }
 
   var refreshTimer = null;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,11 +14,9 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from dashboard.live import channel_groups
-from dashboard.live.consumers import LiveConsumer
 from dashboard.live.session_send import beneath_sessions
 from tests.support.live_reads import (
     Message,
-    _unread,
     counts_of,
     follower_tails_log,
     run_peer,
@@ -30,19 +28,6 @@ from tests.support.servers.redis_server import RedisServer
 
 # Channels closes stale database connections around each websocket event.
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-async def socket() -> AsyncIterator[WebsocketCommunicator]:
-    communicator = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
-    connected, _ = await communicator.connect()
-    assert connected
-    yield communicator
-    _unread.pop(id(communicator), None)
-    try:
-        await communicator.disconnect()
-    finally:
-        await channel_groups.stop()  # also when the socket did not close: nothing outlives it
 
 
 async def test_counts_follow_node_adding_processing_and_failing(

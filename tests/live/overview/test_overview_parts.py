@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import AsyncIterator
 
 import pytest
 from channels.testing import WebsocketCommunicator
@@ -19,19 +18,6 @@ from tests.support.peer import Peer
 
 # Channels closes stale database connections around each websocket event.
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-async def socket() -> AsyncIterator[WebsocketCommunicator]:
-    communicator = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
-    connected, _ = await communicator.connect()
-    assert connected
-    yield communicator
-    _unread.pop(id(communicator), None)
-    try:
-        await communicator.disconnect()
-    finally:
-        await channel_groups.stop()
 
 
 def cell(message: Message, part: str) -> str | None:
