@@ -48,16 +48,16 @@
     if (shown[s.id]) return;
     shown[s.id] = true;
     delete followed[s.id];
-    var say = function () {
+    var showEnd = function () {
       showBar(s);
       toast(s.text, s.state !== "done");
     };
     // The list, counts and groups as they are now; the page stays where it was.
     if (window.htmx && document.getElementById("main")) {
       window.htmx.ajax("GET", location.href, { target: "#main", select: "#main", swap: "outerHTML" })
-        .then(say, say);
+        .then(showEnd, showEnd);
     } else {
-      say();
+      showEnd();
     }
   }
 
