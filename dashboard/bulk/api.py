@@ -9,7 +9,9 @@ from dashboard.auth.access import allows, write_check
 from dashboard.auth.guards import HiddenQueue, NotAllowed, api_view, mutation_view
 from dashboard.auth.principal import from_request
 from dashboard.auth.queue_access import for_request
-from dashboard.bulk.launch import ensure_runner, status_json
+from dashboard.auth.viewer import can_act_on, kind_on_queue
+from dashboard.bulk.launch import bar_of, ensure_runner, status_json
+from dashboard.bulk.progress import bar_html
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import MAX_LISTED, ActionsListForm
 from queues.actions.result import ActionResult
@@ -50,7 +52,12 @@ async def action_status(request: HttpRequest, action_id: str) -> JsonResponse:
         record = await store_of(action_id).load(action_id)
     if record is None or not (await for_request(request)).may_view(record.ref.slug):
         raise ActionNotFound(f"No action {action_id!r}")
-    return JsonResponse(status_json(record, user=await _may_act(request)))
+    body = status_json(record, user=await _may_act(request))
+    # The bar as the asking page shows it, in its language; Cancel for who may act on it.
+    slug = record.ref.slug
+    may_cancel = can_act_on(await kind_on_queue(request, slug), slug)
+    body["html"] = bar_html(bar_of(record), can_act=may_cancel)
+    return JsonResponse(body)
 
 
 @mutation_view("cancel", queue_scoped=False)

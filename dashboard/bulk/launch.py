@@ -15,11 +15,14 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext, pgettext_lazy
 
 from dashboard.audit import writer
+from dashboard.bulk.progress import Bar, bar_html, started_text
 from dashboard.live import channel_groups
 from dashboard.pages.confirmations import confirmation
 from dashboard.services import registry
@@ -27,7 +30,7 @@ from dashboard.services.registry import Slot
 from queues.actions import sweeps
 from queues.actions.result import ActionResult
 from queues.bulk.executor import Runner
-from queues.bulk.record import DONE, ActionRecord, RequestedBy
+from queues.bulk.record import CANCELLED, DONE, ActionRecord, RequestedBy
 from queues.bulk.submit import submit
 from queues.errors import BadParameter
 from queues.failures.failure_groups import forget_shared
@@ -107,13 +110,12 @@ async def start(
         _submit(kind, ref, params, who), context=_outside()
     )
     record = await asyncio.shield(submitting)
+    detail = {k: v for k, v in status_json(record).items() if k not in _RESULT_KEYS}
+    # What the asking page shows at once, in its language: the bar and the toast.
+    detail["html"] = bar_html(bar_of(record), can_act=True)
+    detail["text"] = started_text(record.kind, detail["total"])
     return ActionResult(
-        record.kind,
-        ref.slug,
-        count=record.count,
-        detail={k: v for k, v in status_json(record).items() if k not in _RESULT_KEYS},
-        status=202,
-        audited=True,
+        record.kind, ref.slug, count=record.count, detail=detail, status=202, audited=True
     )
 
 
@@ -177,6 +179,19 @@ def status_json(record: ActionRecord, *, user: bool = False) -> dict[str, Any]:
     return body
 
 
+def bar_of(record: ActionRecord) -> Bar:
+    """The progress bar of ``record``, its end said in the active language."""
+    return Bar(
+        record.id,
+        record.ref.slug,
+        record.kind,
+        record.state,
+        record.count,
+        record.total,
+        summary(record) if record.finished else "",
+    )
+
+
 def summary(record: ActionRecord) -> str:
     """What a finished action did, as the page confirms it ("812 jobs retried")."""
     ids = [str(i) for i in record.detail.get("jobIds") or []]
@@ -185,11 +200,18 @@ def summary(record: ActionRecord) -> str:
     if record.state == DONE:
         return did
     ended = str(_ENDED.get(record.state, record.state))
-    if record.error:
+    error = record.error
+    if record.state == CANCELLED:  # the runner's English note, said in the page's language
+        error = (
+            gettext("Cancelled by %(user)s") % {"user": record.cancel_by}
+            if record.cancel_by
+            else ""
+        )
+    if error:
         return gettext("%(ended)s: %(did)s. %(error)s") % {
             "ended": ended,
             "did": did,
-            "error": record.error,
+            "error": error,
         }
     return gettext("%(ended)s: %(did)s") % {"ended": ended, "did": did}
 
@@ -211,10 +233,16 @@ class PagesAndAudit:
     async def finished(self, record: ActionRecord) -> None:
         await writer.record_bulk_action(record, record.state)
         forget_shared(record.ref.slug)  # the failure groups show what it did
-        await _publish(record, summary(record))
+        # Said once in every language: each page's bar is rendered in its own
+        # (dashboard/live/render.py).
+        texts = {}
+        for language, _ in settings.LANGUAGES:
+            with translation.override(language):
+                texts[language] = summary(record)
+        await _publish(record, summary(record), texts)
 
 
-async def _publish(record: ActionRecord, text: str) -> None:
+async def _publish(record: ActionRecord, text: str, texts: dict[str, str] | None = None) -> None:
     slug = record.ref.slug
     message = bulk_message(
         slug,
@@ -224,6 +252,7 @@ async def _publish(record: ActionRecord, text: str) -> None:
         action_id=record.id,
         state=record.state,
         text=text,
+        texts=texts,
     )
     try:
         await channel_groups.publish(("queue", slug), message)

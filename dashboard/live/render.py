@@ -13,13 +13,16 @@ import json
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils.translation import get_language
 
 from dashboard.auth.queue_access import QueueAccess
 from dashboard.auth.viewer import ViewerKind, can_act_on
+from dashboard.bulk.progress import Bar, bar_html
 from dashboard.live.part_digest import digested
 from dashboard.pages.job_context import live_context
 from dashboard.pages.overview_list import group_key
 from queues.live.protocol import (
+    BulkMessage,
     CountsMessage,
     JobMessage,
     LiveMessage,
@@ -83,6 +86,8 @@ def variant(message: LiveMessage, kind: ViewerKind, grouping: Grouping = UNGROUP
         return kind
     if message["type"] == "rows":
         return "select" if can_act_on(kind, message["queue"]) else "plain"  # type: ignore[typeddict-item]
+    if message["type"] == "bulk":  # the bar's Cancel button, for those who may act
+        return "act" if can_act_on(kind, message["queue"]) else "plain"  # type: ignore[typeddict-item]
     if message["type"] == "counts" and grouping != UNGROUPED:
         return "group:" + "\x1f".join(grouping)
     return ""
@@ -112,6 +117,8 @@ def _one(message: OneMessage, kind: ViewerKind, grouping: Grouping) -> dict[str,
         return _progress(message)
     if message["type"] == "logs":
         return _logs(message)
+    if message["type"] == "bulk":
+        return _bulk(message, kind)
     return dict(message)
 
 
@@ -235,6 +242,25 @@ def _logs(message: LogsMessage) -> dict[str, Any]:
         "count": len(message["lines"]),
         "html": html,
     }
+
+
+def _bulk(message: BulkMessage, kind: ViewerKind) -> dict[str, Any]:
+    """The action's bar in the active language; its end as the runner said it in that one."""
+    text = (message.get("texts") or {}).get(get_language() or "", message["text"])
+    queue = message["queue"]
+    bar = Bar(
+        message["id"],
+        queue,
+        message["action"],
+        message["state"],
+        message["done"],
+        message["total"],
+        text,
+    )
+    sent: dict[str, Any] = {k: v for k, v in message.items() if k != "texts"}
+    sent["text"] = text
+    sent["html"] = bar_html(bar, can_act=can_act_on(kind, queue))
+    return sent
 
 
 def _grouped(message: CountsMessage, grouping: Grouping) -> dict[str, Any]:

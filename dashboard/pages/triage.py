@@ -20,9 +20,11 @@ from dashboard.forms.reads import FailureGroupsForm, FindForm
 from queues.actions.result import ActionResult
 from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import read_alerts
+from queues.config.settings import get_config
 from queues.errors import BadParameter
 from queues.failures.failure_groups import (
     FailureGroup,
+    GroupReport,
     failure_groups,
     shared_failure_groups,
     with_trends,
@@ -152,6 +154,21 @@ async def find_page(request: HttpRequest) -> HttpResponse:
     jobs = await asyncio.gather(*(job_live_view(ref, job_id) for ref in matches))
     found = [(ref, job["state"]) for ref, job in zip(matches, jobs, strict=True)]
     return render(request, "bullpen/find.html", {"job_id": job_id, "matches": found})
+
+
+async def groups_in_time(ref: QueueRef) -> GroupReport | None:
+    """The failure groups the failed tab shows above its list, when ready within
+    ``FAILURE_GROUPS_WAIT`` (a cached report answers in a round trip; a scan of 10,000 failed
+    jobs takes longer: bench/triage/groups_bench.py). None: the page shows without them and
+    loads them into a closed fold, which leaves its list where it showed; the scan goes on,
+    and the fold's request shares it."""
+    wait = float(get_config()["FAILURE_GROUPS_WAIT"])
+    if not on_redis([ref]) or wait <= 0:
+        return None  # (not on Redis: the fold says they need it)
+    try:
+        return await asyncio.wait_for(shared_failure_groups(ref), wait)
+    except TimeoutError:
+        return None
 
 
 @page_view

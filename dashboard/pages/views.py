@@ -22,7 +22,7 @@ from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
 from dashboard.health import views as health
 from dashboard.history.overview_columns import add_history_columns
 from dashboard.live.reader_counts import ReaderCounts
-from dashboard.pages import relatives
+from dashboard.pages import relatives, triage
 from dashboard.pages.htmx import htmx
 from dashboard.pages.job_context import (
     dead_letter_context,
@@ -42,6 +42,7 @@ from dashboard.pages.overview_page import read_listing
 from dashboard.pages.state_labels import state_label
 from queues.config.settings import default_prefix, get_config
 from queues.errors import JobGone
+from queues.failures.failure_groups import GroupReport
 from queues.postgres.store_actions import supported
 from queues.reads.counts import summary
 from queues.reads.detail import job_detail
@@ -137,10 +138,11 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     list_at = ReaderCounts().list_position(ref)
     # The alerts and the throughput chart come with the page, above its list: loaded after it,
     # they pushed the list down under a person's click.
-    result, alerts, throughput = await asyncio.gather(
+    result, alerts, throughput, groups = await asyncio.gather(
         read_job_page(ref, state, page, per_page, order),
         alerts_context(request, ref),
         series(ref, "hour"),
+        _failure_groups(ref, state, info["counts"].get("failed", 0)),
     )
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     kind = await kind_on_queue(request, ref.slug)
@@ -161,6 +163,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "selectable": can_act,
             "alerts": alerts,
             "throughput": throughput,
+            "groups": groups,
             "live_spec": json.dumps(
                 {
                     "watch": "queue",
@@ -175,6 +178,13 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             ),
         },
     )
+
+
+async def _failure_groups(ref: QueueRef, state: str, failed: int) -> GroupReport | None:
+    """The failed tab's groups, when they come in time to show above its list."""
+    if state != "failed" or not failed:
+        return None
+    return await triage.groups_in_time(ref)
 
 
 @page_view

@@ -10,7 +10,7 @@ from typing import Any
 from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.formats import number_format
-from django.utils.translation import get_language, gettext, ngettext, pgettext
+from django.utils.translation import get_language, gettext, pgettext
 
 from dashboard.pages import state_labels
 from queues.config.settings import get_config
@@ -63,24 +63,10 @@ def language_switch_url() -> str:
         return ""
 
 
-def _forms(key: str, singular: str, plural: str) -> dict[str, str]:
-    """Both forms of a counted message: the script picks one with ``Intl.PluralRules``."""
-    return {f"{key}_one": singular, f"{key}_other": plural}
-
-
 def script_text() -> dict[str, str]:
     """The words the page scripts show, in the page's language; the script fills in the names
     in braces (``{n}``, ``{unit}``)."""
-    # Each counted message twice, for one and for many (ngettext needs its words written out).
-    counted = {
-        **_forms(
-            "started",
-            ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 1),
-            ngettext("{action}: started, {n} job", "{action}: started, {n} jobs", 2),
-        ),
-    }
     return {
-        **counted,
         "searching": gettext("searching…"),
         "search_cancelled": pgettext("search", "cancelled"),
         "search_failed_status": gettext("search failed ({status})"),
@@ -107,7 +93,6 @@ def script_text() -> dict[str, str]:
         "copy_json": gettext("Copy as JSON"),
         "prefs_forgotten": gettext("Preferences forgotten"),
         "search_failed": gettext("search failed: {error}"),
-        "progress": gettext("{action}: {done} of {total}"),
     }
 
 

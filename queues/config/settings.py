@@ -91,6 +91,9 @@ DEFAULTS: dict[str, Any] = {
     "ALERTS": {},
     # Newest failed jobs read to build failure groups.
     "FAILURE_GROUP_BUDGET": 10000,
+    # Seconds a failed tab waits for its failure groups to show them above its list; past it
+    # (or 0) they load after the page into a closed fold.
+    "FAILURE_GROUPS_WAIT": 0.25,
     # Jobs one search reads when the request names no budget (never more than 1,000,000).
     "SEARCH_BUDGET": 100_000,
     # Characters of each job field a search reads and matches against.

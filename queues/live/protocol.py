@@ -127,6 +127,7 @@ class BulkMessage(TypedDict):
     id: str  # the bulk action's id
     state: str  # queued, running, done, cancelled, interrupted, failed
     text: str  # once finished: what it did, as the page confirms it
+    texts: NotRequired[dict[str, str]]  # once finished: ``text`` in each of the site's languages
 
 
 class FollowedMessage(TypedDict):
@@ -261,8 +262,9 @@ def bulk_message(
     action_id: str = "",
     state: str = "running",
     text: str = "",
+    texts: dict[str, str] | None = None,
 ) -> BulkMessage:
-    return {
+    message: BulkMessage = {
         "type": "bulk",
         "queue": queue,
         "action": action,
@@ -272,6 +274,9 @@ def bulk_message(
         "state": state,
         "text": text,
     }
+    if texts:
+        message["texts"] = texts
+    return message
 
 
 def batch_message(messages: list[LiveMessage]) -> BatchMessage:

@@ -1,6 +1,7 @@
 // Bullpen live updates: one websocket per tab, kept across htmx navigations. The page says what
-// it watches in <main data-live>. The server sends numbers (counts, bulk progress) and markup
-// rendered by the pages' own Django templates; this script only decides where that markup goes.
+// it watches in <main data-live>. The server sends numbers (counts) and markup rendered by the
+// pages' own Django templates; this script only decides where that markup goes (a bulk action's
+// bar: actions.js).
 // It never builds markup itself: job data is untrusted and escaped by the templates.
 (function () {
   "use strict";
@@ -207,7 +208,6 @@
     else if (message.type === "list") applyList(message);
     else if (message.type === "job") applyJob(message);
     else if (message.type === "logs") applyLogs(message);
-    else if (message.type === "bulk") applyBulk(message);
     else if (message.type === "followed" || message.type === "recheck") readAgain(message);
     document.dispatchEvent(new CustomEvent("bullpen:live", { detail: message }));
   }
@@ -532,7 +532,7 @@
     if (watch.queue === message.queue && (watch.watch === "queue" || watch.watch === "job")) send(watch);
   }
 
-  // ---- progress, one job, logs, bulk actions --------------------------------------------------
+  // ---- progress, one job, logs ----------------------------------------------------------------
   function applyProgress(message) {
     var watch = spec();
     if (watch.queue !== message.queue) return;
@@ -576,16 +576,6 @@
     var count = document.querySelector(".log-count");
     if (count) count.textContent = total;
     list.scrollTop = list.scrollHeight;
-  }
-
-  function applyBulk(message) {
-    var watch = spec();
-    var box = document.getElementById("bulk-progress");
-    if (!box || watch.queue !== message.queue) return;
-    box.hidden = false;
-    var pct = message.total ? Math.round(100 * message.done / message.total) : 100;
-    box.querySelector("progress").value = pct;
-    box.querySelector(".label").textContent = say("progress", "{action}: {done} of {total}", { action: message.action, done: count(message.done), total: count(message.total) });
   }
 
   // ---- a page that could not be read while Redis was away ------------------------------------

@@ -110,10 +110,20 @@ async def test_retry_all_in_batches_with_progress(
     channel = await layer.new_channel()
     await layer.group_add(group_name(("queue", "bulk")), channel)
     with override_settings(BULLPEN={**bullpen_settings, "ACTIONS": {"batch_size": 2}}):
-        body = accepted(await post(client, "queues/bulk/retry/?state=failed"))
+        asked = "queues/bulk/retry/?state=failed"
+        body = accepted(await post(client, asked, **{"Accept-Language": "de"}))
         assert (body["action"], body["queue"], body["total"]) == ("retry-all", "bulk", 5)
+        # What the asking page shows at once, in its language: the bar and the toast.
+        assert body["text"] == "Alle erneut versuchen: gestartet, 5 Jobs"
+        assert "Alle erneut versuchen: 0 von 5" in body["html"]
+        assert 'data-testid="bulk-cancel"' in body["html"]
         status = await finished(client, body)
     assert (status["state"], status["count"], status["text"]) == ("done", 5, "5 jobs retried")
+    assert '<span class="label" data-testid="bulk-label">5 jobs retried</span>' in status["html"]
+    assert "bulk-cancel" not in status["html"]
+    in_french = await client.get(body["statusUrl"], headers={**AUTH, "Accept-Language": "fr"})
+    assert in_french.json()["text"] == "5 tâches relancées"
+    assert ">5 tâches relancées</span>" in in_french.json()["html"]
     assert redis_client.zcard("bull:bulk:failed") == 0
     assert redis_client.llen("bull:bulk:wait") == 5
     messages = []
@@ -132,6 +142,12 @@ async def test_retry_all_in_batches_with_progress(
         "id": "",
         "state": "done",
         "text": "5 jobs retried",
+        # Each page's bar says it in the page's language (dashboard/live/render.py).
+        "texts": {
+            "en": "5 jobs retried",
+            "de": "5 Jobs erneut versucht",
+            "fr": "5 tâches relancées",
+        },
     }
     # Audited when it started and when it ended, with the count it moved.
     rows = [e async for e in AuditEntry.objects.filter(action="retry-all").order_by("id")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -20,7 +21,8 @@ from tests.support.browser_pages import (
     socket_messages,
 )
 from tests.support.peer import Peer
-from tests.support.servers.live_server import LiveServer
+from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
+from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 
@@ -73,6 +75,59 @@ async def test_a_queues_list_stays_where_it_showed(
         await expect(page.locator('[data-testid="queue-alerts"]')).to_be_attached()
         await page.wait_for_load_state("networkidle")
         assert shown is not None and await row.bounding_box() == shown
+
+
+async def test_a_failed_tabs_list_stays_where_it_showed(
+    peer: Peer, bullpen_server: LiveServer, chromium_path: str
+) -> None:
+    # The failure groups sit above the failed list: they come with the page, or later into a
+    # closed fold, so a click aimed at a row as the list shows lands on that row.
+    errors = ["SMTP timeout after 3000 ms", "template 'welcome' not found", "quota exceeded"]
+    for index, message in enumerate(errors * 2):
+        data = json.dumps({"error": message})
+        peer("add", "--queue", "email", "--name", f"send-{index}", "--data", data)
+    peer("work", "--queue", "email", "--count", str(len(errors) * 2), "--fail")
+    async with chromium(chromium_path) as browser:
+        page = await operator_page(browser, bullpen_server, "/queues/")
+        await page.goto(
+            f"{bullpen_server.url}/queues/q/email/?state=failed", wait_until="domcontentloaded"
+        )
+        row = page.locator("tr[data-job-id]").first
+        shown = await row.bounding_box()
+        groups = page.locator('[data-testid="failure-groups"]')
+        await expect(groups.locator("tbody tr")).to_have_count(len(errors))
+        await expect(page.locator('[hx-trigger="load"]')).to_have_count(0)
+        await page.wait_for_load_state("networkidle")
+        assert shown is not None and await row.bounding_box() == shown
+
+
+async def test_failure_groups_that_come_late_load_into_a_closed_fold(
+    peer: Peer, redis_server: RedisServer, chromium_path: str, tmp_path: Path
+) -> None:
+    # A server that never waits for the groups: as when their scan outlasts the page's wait.
+    never = {"BULLPEN_TEST_EXTRA": json.dumps({"FAILURE_GROUPS_WAIT": 0})}
+    server = start_bullpen(redis_server.url, tmp_path / "daphne.log", extra_env=never)
+    peer("add-bulk", "--queue", "email", "--name", "send", "--count", "4")
+    peer("work", "--queue", "email", "--count", "4", "--fail")
+    try:
+        async with chromium(chromium_path) as browser:
+            page = await operator_page(browser, server, "/queues/")
+            await page.goto(
+                f"{server.url}/queues/q/email/?state=failed", wait_until="domcontentloaded"
+            )
+            row = page.locator("tr[data-job-id]").first
+            shown = await row.bounding_box()
+            fold = page.get_by_test_id("groups-fold")
+            groups = fold.get_by_test_id("failure-groups")
+            await expect(groups).to_be_attached()
+            await page.wait_for_load_state("networkidle")
+            assert shown is not None and await row.bounding_box() == shown
+            await expect(groups).to_be_hidden()
+            await fold.locator("summary").click()
+            await expect(groups.locator("tbody tr")).to_have_count(1)
+            await expect(groups.locator("tbody tr .count")).to_have_text("4")
+    finally:
+        stop_bullpen(server)
 
 
 async def test_bulk_remove_and_group_remove_land_on_the_refreshed_list(

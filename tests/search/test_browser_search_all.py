@@ -116,6 +116,8 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
         assert await axe_violations(page, RULES["light"]) == []
         await page.keyboard.press("Enter")
         await expect(page.get_by_test_id("toast")).to_contain_text("3 jobs retried")
+        # The page's bar follows the action on the queue it does not show, to its end.
+        await expect(page.get_by_test_id("bulk-label")).to_have_text("3 jobs retried")
         # Its progress came over the websocket, though the page watches no queue of its own.
         seen = await page.evaluate("window.liveSeen.filter(m => m.type === 'bulk')")
         assert any(m["queue"] == "billing" and m["action"] == "retry-matches" for m in seen), seen

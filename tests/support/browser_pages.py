@@ -107,8 +107,8 @@ def socket_messages(page: Page, kind: str) -> asyncio.Event:
 
 async def settled(page: Page, listed: asyncio.Event) -> None:
     """The page holds still under a click: the parts it loads after itself are in (a failed
-    tab's failure groups land above its list and push it down: a click as they land went to
-    what had moved there), and its socket has answered for its list (``listed``:
+    tab's failure groups, when they came late, into their closed fold: a test that opens it
+    finds them there), and its socket has answered for its list (``listed``:
     ``socket_messages(page, "list")``), which stands or came fresh."""
     await expect(page.locator('[hx-trigger="load"]')).to_have_count(0)
     await asyncio.wait_for(listed.wait(), 15)
