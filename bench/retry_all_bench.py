@@ -51,23 +51,24 @@ except ImportError:  # pragma: no cover - the project venv has it
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from http_bench import (  # bench/ is not a package: imported by path
+from machine import (  # bench/ is not a package: imported by path
+    bullpen_version,
+    cmd_output,
+    cpu_model,
+    node_pkg_version,
+    python_pkg_version,
+)
+from redis_commands import calls_diff, command_calls
+from servers import (
     NODE_DIR,
     OUT_DIR,
     REPO_DIR,
     Popen,
     Processes,
-    bullpen_version,
-    calls_diff,
-    cmd_output,
-    command_calls,
-    cpu_model,
     free_port,
     http_get,
     log,
-    node_pkg_version,
     parse_range,
-    python_pkg_version,
     wait_http,
 )
 

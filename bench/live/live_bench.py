@@ -62,19 +62,14 @@ except ImportError as exc:  # pragma: no cover - the project venv has them
     sys.exit(f"live_bench.py needs {exc.name!r}: run it with ./.venv/bin/python")
 
 import reader_check  # noqa: E402 - bench/live/ is the script's own folder
-from http_bench import (  # noqa: E402 - bench/ is on sys.path only from here on
-    Popen,
-    Processes,
+from machine import (  # noqa: E402 - bench/ is on sys.path only from here on
     bullpen_version,
     cmd_output,
     cpu_model,
-    free_port,
-    http_get,
     node_pkg_version,
-    parse_range,
     python_pkg_version,
-    wait_http,
 )
+from servers import Popen, Processes, free_port, http_get, parse_range, wait_http  # noqa: E402
 
 REPO_DIR = BENCH_DIR.parent
 NODE_DIR = BENCH_DIR / "node"

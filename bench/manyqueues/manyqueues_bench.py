@@ -43,22 +43,18 @@ try:
 except ImportError as exc:  # pragma: no cover - the project venv has them
     sys.exit(f"manyqueues_bench.py needs {exc.name!r}: run it with ./.venv/bin/python")
 
-from http_bench import (  # noqa: E402 - bench/ is on sys.path only from here on
-    Popen,
-    Processes,
+from machine import (  # noqa: E402 - bench/ is on sys.path only from here on
     bullpen_version,
     cmd_output,
     cpu_model,
-    free_port,
     node_pkg_version,
-    parse_range,
     python_pkg_version,
-    stop_group,
 )
 from page_load import CHROMIUM_ARGS, CHROMIUM_PATH, measure, open_page  # noqa: E402
 from redis_load import CommandCounter, net_of  # noqa: E402
 from report import TITLES, render, verdicts  # noqa: E402
 from results import ApiCall, IdleViewer, ServerResult, SizeResult  # noqa: E402
+from servers import Popen, Processes, free_port, parse_range, stop_group  # noqa: E402
 
 REPO_DIR = BENCH_DIR.parent
 NODE_DIR = BENCH_DIR / "node"
