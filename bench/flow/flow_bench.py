@@ -35,16 +35,9 @@ REPO_DIR = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
 import redis as redis_py  # noqa: E402
-from http_bench import (  # noqa: E402 - bench/ is on sys.path only from here on
-    Processes,
-    calls_diff,
-    command_calls,
-    free_port,
-    http_get,
-    log,
-    wait_http,
-)
 from playwright.async_api import async_playwright  # noqa: E402
+from redis_commands import calls_diff, command_calls  # noqa: E402 - bench/ is on sys.path
+from servers import Processes, free_port, http_get, log, wait_http  # noqa: E402
 
 PEER = REPO_DIR / "tests" / "interop" / "peer.mjs"
 NODE_DIR = BENCH_DIR / "node"

@@ -13,7 +13,7 @@ package; start two Bullpen servers (``daphne``, the standalone site) on that Red
 ``HISTORY_RECORDING`` on and one with it off, each with its own ``LIVE_KEY_PREFIX`` (so each
 holds its own live reader's lease: the first reads the filled history, the second has none);
 start a producer process writing what BullMQ writes when workers finish 200 jobs/s over 100
-other queues (history_bench.py's ``produce``), which the recording server's reader records
+other queues (producer.py's ``produce``), which the recording server's reader records
 while the pages are read. Then, ``--rounds`` times, the two servers one after the other (which
 goes first alternates), each URL below once, a new connection each, timed from the request to
 the last byte of the answer:
@@ -45,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from bench.history import history_bench  # noqa: E402
+from bench.history.producer import NAMES, produce  # noqa: E402
 from bench.support import free_port, start_redis  # noqa: E402
 
 QUEUE = "m0000"
@@ -122,9 +123,7 @@ async def add_jobs(url: str) -> None:
 
     queue = Queue(QUEUE, {"connection": url})
     try:
-        await queue.addBulk(
-            [{"name": history_bench.NAMES[i % 5], "data": {"i": i}} for i in range(200)]
-        )
+        await queue.addBulk([{"name": NAMES[i % 5], "data": {"i": i}} for i in range(200)])
     finally:
         await queue.close()
 
@@ -180,7 +179,7 @@ def main(args: argparse.Namespace) -> None:
         for label, on in (("recording on", True), ("recording off", False)):
             proc, ports[label] = start_server(tmp, url, on)
             servers.append(proc)
-        producer = Process(target=history_bench.produce, args=(url, 200, 3600), daemon=True)
+        producer = Process(target=produce, args=(url, 200, 3600), daemon=True)
         producer.start()
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         load = os.getloadavg()[0]

@@ -37,7 +37,7 @@ from websockets.asyncio.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from http_bench import Processes, free_port, http_get  # bench/ is not a package
+from servers import Processes, free_port, http_get  # bench/ is not a package
 
 BENCH_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = BENCH_DIR.parent

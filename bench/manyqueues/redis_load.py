@@ -17,7 +17,7 @@ import redis as redis_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from http_bench import calls_diff, command_calls  # bench/ is not a package: imported by path
+from redis_commands import calls_diff, command_calls  # bench/ is not a package: imported by path
 
 
 @dataclass

@@ -37,8 +37,8 @@ MANY_DIR = Path(__file__).resolve().parent
 REPO_DIR = MANY_DIR.parent.parent
 sys.path[:0] = [str(MANY_DIR.parent), str(MANY_DIR)]
 
-from http_bench import free_port  # noqa: E402 - bench/ is on sys.path only from here on
 from page_load import CHROMIUM_ARGS, CHROMIUM_PATH, measure, open_page  # noqa: E402
+from servers import free_port  # noqa: E402 - bench/ is on sys.path only from here on
 
 
 def main() -> int:
