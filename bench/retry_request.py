@@ -102,7 +102,7 @@ def retry_all(
 
     # Warm the server up (first request, lazy imports, connections), then let it settle.
     for _ in range(3):
-        status, _body = http_get(port, READY_PATHS[server])
+        status, _body = http_get(port, READY_PATHS[server], headers=headers)
         if status != 200:
             run.problems.append(f"warm-up GET {READY_PATHS[server]}: HTTP {status}")
     time.sleep(settle)

@@ -14,7 +14,14 @@ from typing import Any
 
 import redis as redis_py
 from retry_memory import server_pid
-from retry_request import PASSWORD, QUEUES, READY_PATHS, SERVER_TITLES, USERNAME
+from retry_request import (
+    PASSWORD,
+    QUEUES,
+    READY_PATHS,
+    SERVER_TITLES,
+    USERNAME,
+    auth_headers,
+)
 from servers import NODE_DIR, REPO_DIR, Popen, Processes, log, wait_http
 
 # bench/node/bullboard.mjs mounts its queues read-only, and Bull Board refuses
@@ -161,7 +168,16 @@ def start_server(
         proc = procs.start("bullpen", ["./run", "serve"], cwd=REPO_DIR, env=env, log_path=log_path)
         needle = "daphne"
     log(f"waiting for {SERVER_TITLES[server]} on port {port}")
-    wait_http(port, READY_PATHS[server], proc, SERVER_TITLES[server], startup_timeout, log_path)
+    # Bullpen is started with a sign-in: its readiness is asked with it, as every request is.
+    wait_http(
+        port,
+        READY_PATHS[server],
+        proc,
+        SERVER_TITLES[server],
+        startup_timeout,
+        log_path,
+        headers=auth_headers(server),
+    )
     pid = server_pid(proc, needle)
     log(f"{SERVER_TITLES[server]} is pid {pid}")
     return proc, pid

@@ -102,17 +102,27 @@ def parse_range(text: str) -> tuple[int, int]:
     return int(lo), int(hi or lo)
 
 
-def http_get(port: int, path: str, timeout: float = 60.0) -> tuple[int, bytes]:
+def http_get(
+    port: int, path: str, timeout: float = 60.0, headers: dict[str, str] | None = None
+) -> tuple[int, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers=headers or {})
         resp = conn.getresponse()
         return resp.status, resp.read()
     finally:
         conn.close()
 
 
-def wait_http(port: int, path: str, proc: Popen, name: str, timeout: float, log_path: Path) -> None:
+def wait_http(
+    port: int,
+    path: str,
+    proc: Popen,
+    name: str,
+    timeout: float,
+    log_path: Path,
+    headers: dict[str, str] | None = None,
+) -> None:
     deadline = time.monotonic() + timeout
     last = ""
     while time.monotonic() < deadline:
@@ -122,7 +132,7 @@ def wait_http(port: int, path: str, proc: Popen, name: str, timeout: float, log_
                 f"{name} exited with code {proc.returncode} before it answered:\n{tail}"
             )
         try:
-            status, _ = http_get(port, path, timeout=30)
+            status, _ = http_get(port, path, timeout=30, headers=headers)
             if status == 200:
                 return
             last = f"HTTP {status}"
