@@ -634,4 +634,7 @@
   });
   setInterval(checkBeat, 1000);
   document.addEventListener("htmx:afterSettle", function () { subscribe(); });
+  // A page the back button brings back from htmx's history is a snapshot: what it watches is
+  // asked for again, so the server sends what changed since (the snapshot says it subscribed).
+  document.addEventListener("htmx:historyRestore", function () { subscribe(true); });
 })();

@@ -1,6 +1,8 @@
-"""In Chromium: a page's live socket comes back by itself when its server stops (SIGTERM, as a
-deployment restarts it) or dies (SIGKILL) and starts again, with no reload: the page greys its
-figures meanwhile, says it is reconnecting, and is live again with what it missed."""
+"""In Chromium: a page's live socket (htmx's websocket extension's, on <body>): one per tab
+across navigations, in the page's language; it comes back by itself when its server stops
+(SIGTERM, as a deployment restarts it) or dies (SIGKILL) and starts again, or closes it for any
+reason but a sign-out, with no reload: the page greys its figures meanwhile, says it is
+reconnecting, and is live again with what it missed."""
 
 from __future__ import annotations
 
@@ -9,23 +11,46 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, WebSocketRoute, expect
+from playwright.async_api import Browser, WebSocket, WebSocketRoute, expect
 
+from tests.support.browser_pages import RECORD_SOCKETS
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.browser
 
-# The close code of every socket the page saw closed, and how many sockets it opened.
-RECORD_SOCKETS = """
-window.closeCodes = [];
-window.socketsOpened = 0;
-document.addEventListener("htmx:wsClose", function (event) {
-  window.closeCodes.push(event.detail.event.code);
-});
-document.addEventListener("htmx:wsOpen", function () { window.socketsOpened += 1; });
-"""
+
+async def test_one_socket_per_tab_across_navigations_in_the_pages_language(
+    browser: Browser, bullpen_server: LiveServer, peer: Peer
+) -> None:
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "a", "--data", "{}")
+    context = await browser.new_context(locale="de-DE")
+    page = await context.new_page()
+    await page.add_init_script(RECORD_SOCKETS)
+    sockets: list[WebSocket] = []
+    page.on("websocket", lambda socket: sockets.append(socket))
+    await page.goto(f"{bullpen_server.url}/queues/")
+    pill = page.locator("#live-status")
+    await expect(pill).to_have_attribute("data-state", "live")
+    await page.evaluate("window.bullpenNoReload = true")
+    # A queue's page and back, as htmx loads them (no reload): the one socket watches each.
+    await page.locator('tr[data-queue="mail"] a').first.click()
+    await expect(page.locator("#job-list tbody tr")).to_have_count(1)
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "b", "--data", "{}")
+    await expect(page.locator("#job-list tbody tr")).to_have_count(2, timeout=10000)
+    await page.go_back()
+    waiting = page.locator('tr[data-queue="mail"] td[data-state="waiting"]')
+    await expect(waiting).to_have_text("2")
+    await asyncio.to_thread(peer, "add", "--queue", "mail", "--name", "c", "--data", "{}")
+    await expect(waiting).to_have_text("3", timeout=10000)
+    assert await page.evaluate("window.bullpenNoReload === true")
+    assert await page.evaluate("window.socketsOpened") == 1
+    assert len(sockets) == 1
+    # Its address names the page's language: live parts are rendered in it.
+    assert await page.evaluate("document.documentElement.lang") == "de"
+    assert "lang=de" in sockets[0].url.split("?", 1)[1], sockets[0].url
+    await context.close()
 
 
 async def test_a_page_reconnects_after_its_server_stops_or_dies_and_starts_again(
