@@ -80,19 +80,20 @@
     watchOutage();
   }
 
-  // The extension reconnects after the closes it takes for accidents (it asks
-  // htmx.config.wsReconnectDelay how long to wait); after any other close but SIGNED_OUT (the
-  // server going away, a refusal for too many sockets, a re-check that failed) this script asks
-  // it to. Either waits up to 10 s with jitter, and for ever once signed out.
+  // The extension reconnects after the closes it takes for accidents (1006, a server stopped
+  // or killed, a network lost; it asks htmx.config.wsReconnectDelay how long to wait); after
+  // any other close but SIGNED_OUT (a proxy going away with 1000 or 1001, a re-check that
+  // could not run) this script asks it to. Either waits up to 10 s with jitter, and for ever
+  // once signed out.
   var NEVER = 2147483647;  // setTimeout's longest wait
-  var extensionRetries = false;
+  var extensionScheduled = false;
   function backoff(retries) {
     if (signedOut) return NEVER;
     return Math.min(10000, 500 * Math.pow(2, Math.min(retries + 1, 5))) * (0.75 + Math.random() / 2);
   }
   if (window.htmx) {
     window.htmx.config.wsReconnectDelay = function (retries) {
-      extensionRetries = true;
+      extensionScheduled = true;
       return backoff(retries);
     };
   }
@@ -114,8 +115,8 @@
   });
   document.addEventListener("htmx:wsClose", function (event) {
     var closed = event.detail.event;
-    var retries = extensionRetries;
-    extensionRetries = false;
+    var scheduled = extensionScheduled;
+    extensionScheduled = false;
     open = false;
     redisState = "unknown";
     if (signedOut || closed.code === SIGNED_OUT) {
@@ -128,7 +129,7 @@
     markStale(true, say("connection_lost", "Connection to the server lost: the figures may be out of date"));
     setStatus("reconnecting", say("reconnecting", "reconnecting…"));
     var wrapper = event.detail.socketWrapper;
-    if (!retries) setTimeout(function () { if (!signedOut) wrapper.reconnect(); }, backoff(retry - 1));
+    if (!scheduled) setTimeout(function () { if (!signedOut) wrapper.reconnect(); }, backoff(retry - 1));
   });
 
   function markStale(on, why) {
