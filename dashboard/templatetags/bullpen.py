@@ -43,6 +43,7 @@ from dashboard.templatetags.bullpen_page import (
     bullpen_notices,
     bullpen_sign_out,
     bullpen_tab_states,
+    bullpen_ws_connect,
     bullpen_ws_path,
     favicon_href,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "bullpen_notices",
     "bullpen_sign_out",
     "bullpen_tab_states",
+    "bullpen_ws_connect",
     "bullpen_ws_path",
     "compact_json",
     "dead_letter",

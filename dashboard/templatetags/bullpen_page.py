@@ -40,6 +40,17 @@ def bullpen_ws_path(context: template.Context) -> str:
     return f"{path}?{urlencode({'ticket': ticket})}" if ticket else path
 
 
+@register.simple_tag
+def bullpen_ws_connect(path: str) -> str:
+    """The live websocket's address for htmx's websocket extension (``ws-connect``): ``path``
+    (``bullpen_ws_path``) naming the page's language, which the socket's updates are rendered
+    in."""
+    from django.utils.translation import get_language
+
+    joiner = "&" if "?" in path else "?"
+    return f"{path}{joiner}{urlencode({'lang': get_language() or ''})}"
+
+
 @register.simple_tag(takes_context=True)
 def bullpen_notices(context: template.Context) -> list[Notice]:
     """The confirmations waiting for this page (after an action), read once."""

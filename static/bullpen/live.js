@@ -1,12 +1,16 @@
-// Bullpen live updates: one websocket per tab, kept across htmx navigations. The page says what
-// it watches in <main data-live>. The server sends numbers (counts) and markup rendered by the
-// pages' own Django templates; this script only decides where that markup goes (a bulk action's
-// bar: actions.js).
-// It never builds markup itself: job data is untrusted and escaped by the templates.
+// Bullpen live updates: one websocket per tab, kept across htmx navigations. The socket is htmx's
+// websocket extension's (hx-ext="ws" ws-connect on <body>, which every swap keeps): it connects
+// and reconnects; this script reads Bullpen's JSON messages. The page says what it watches in
+// <main data-live>. The server sends numbers (counts) and markup rendered by the pages' own
+// Django templates; this script only decides where that markup goes (a bulk action's bar:
+// actions.js). It never builds markup itself: job data is untrusted and escaped by the templates.
 (function () {
   "use strict";
 
+  // The extension's socket (its send), known once it opened; open while it is.
   var socket = null;
+  var open = false;
+  // Closes since the socket last opened: the pill says "reconnecting…" rather than "connecting…".
   var retry = 0;
   // "ok" or "down" as the server last said; "unknown" until it has said (its reader may not
   // have reached Redis yet) and while the socket is closed: only "ok" lets the pill say live.
@@ -54,7 +58,9 @@
   }
 
   function send(message) {
-    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+    // Only while open: every opening sends the page's watch again, and a watch queued while
+    // closed may be of a page left meanwhile (the extension would send it after the new one's).
+    if (socket && open) socket.send(JSON.stringify(message));
   }
 
   // A watch a page's script adds after the page's own (the search page following an action it
@@ -65,7 +71,7 @@
     // Once per page: fragments that htmx loads into a page (charts, workers) change nothing.
     var el = main();
     if (!el || (!force && el.dataset.subscribed)) return;
-    if (!socket || socket.readyState !== WebSocket.OPEN) return;
+    if (!open) return;
     el.dataset.subscribed = "1";
     var watch = spec();
     send({ reset: true });
@@ -74,38 +80,57 @@
     watchOutage();
   }
 
-  function connect() {
-    var path = document.body.dataset.wsPath || "/ws/bullpen/";
-    // The page's language: live parts are rendered in it, as the page was.
-    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path
-      + (path.indexOf("?") === -1 ? "?" : "&") + "lang=" + encodeURIComponent(document.documentElement.lang || "");
-    setStatus("connecting", retry ? say("reconnecting", "reconnecting…") : say("connecting", "connecting…"));
-    socket = new WebSocket(url);
-    socket.onopen = function () {
-      // subscribe(true) reads everything again; the server's first message, its status, ungreys.
-      retry = 0; lastBeat = Date.now(); stale = false; subscribe(true);
-    };
-    socket.onmessage = function (event) {
-      var message;
-      try { message = JSON.parse(event.data); } catch (e) { return; }
-      handle(message);
-    };
-    socket.onclose = function (event) {
-      socket = null;
-      redisState = "unknown";
-      if (signedOut || event.code === SIGNED_OUT) {
-        if (!signedOut) showSignedOut(event.reason || say("signed_out", "signed out"));
-        return;
-      }
-      retry += 1;
-      // Nothing reaches a closed socket: grey the figures until the server speaks again.
-      stale = true;
-      markStale(true, say("connection_lost", "Connection to the server lost: the figures may be out of date"));
-      var delay = Math.min(10000, 500 * Math.pow(2, Math.min(retry, 5))) * (0.75 + Math.random() / 2);
-      setStatus("reconnecting", say("reconnecting", "reconnecting…"));
-      setTimeout(connect, delay);
+  // The extension reconnects after the closes it takes for accidents (1006, a server stopped
+  // or killed, a network lost; it asks htmx.config.wsReconnectDelay how long to wait); after
+  // any other close but SIGNED_OUT (a proxy going away with 1000 or 1001, a re-check that
+  // could not run) this script asks it to. Either waits up to 10 s with jitter, and for ever
+  // once signed out.
+  var NEVER = 2147483647;  // setTimeout's longest wait
+  var extensionScheduled = false;
+  function backoff(retries) {
+    if (signedOut) return NEVER;
+    return Math.min(10000, 500 * Math.pow(2, Math.min(retries + 1, 5))) * (0.75 + Math.random() / 2);
+  }
+  if (window.htmx) {
+    window.htmx.config.wsReconnectDelay = function (retries) {
+      extensionScheduled = true;
+      return backoff(retries);
     };
   }
+
+  document.addEventListener("htmx:wsConnecting", function () {
+    setStatus("connecting", retry ? say("reconnecting", "reconnecting…") : say("connecting", "connecting…"));
+  });
+  document.addEventListener("htmx:wsOpen", function (event) {
+    // subscribe(true) reads everything again; the server's first message, its status, ungreys.
+    socket = event.detail.socketWrapper;
+    open = true; retry = 0; lastBeat = Date.now(); stale = false; subscribe(true);
+  });
+  document.addEventListener("htmx:wsBeforeMessage", function (event) {
+    // Bullpen's server speaks JSON: nothing it sends is markup for the extension to swap.
+    event.preventDefault();
+    var message;
+    try { message = JSON.parse(event.detail.message); } catch (e) { return; }
+    handle(message);
+  });
+  document.addEventListener("htmx:wsClose", function (event) {
+    var closed = event.detail.event;
+    var scheduled = extensionScheduled;
+    extensionScheduled = false;
+    open = false;
+    redisState = "unknown";
+    if (signedOut || closed.code === SIGNED_OUT) {
+      if (!signedOut) showSignedOut(closed.reason || say("signed_out", "signed out"));
+      return;
+    }
+    retry += 1;
+    // Nothing reaches a closed socket: grey the figures until the server speaks again.
+    stale = true;
+    markStale(true, say("connection_lost", "Connection to the server lost: the figures may be out of date"));
+    setStatus("reconnecting", say("reconnecting", "reconnecting…"));
+    var wrapper = event.detail.socketWrapper;
+    if (!scheduled) setTimeout(function () { if (!signedOut) wrapper.reconnect(); }, backoff(retry - 1));
+  });
 
   function markStale(on, why) {
     var el = main();
@@ -152,7 +177,7 @@
   }
 
   function checkBeat() {
-    if (signedOut || !socket || socket.readyState !== WebSocket.OPEN || redisState === "down") return;
+    if (signedOut || !open || redisState === "down") return;
     var silent = Date.now() - lastBeat;
     if (silent > STALE_AFTER_MS && !stale) {
       stale = true;
@@ -598,6 +623,8 @@
     showListNow();
   });
   setInterval(checkBeat, 1000);
-  document.addEventListener("DOMContentLoaded", connect);
   document.addEventListener("htmx:afterSettle", function () { subscribe(); });
+  // A page the back button brings back from htmx's history is a snapshot: what it watches is
+  // asked for again, so the server sends what changed since (the snapshot says it subscribed).
+  document.addEventListener("htmx:historyRestore", function () { subscribe(true); });
 })();

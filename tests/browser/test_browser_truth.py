@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser_pages import answer_dialogs, socket_messages
+from tests.support.browser_pages import RECORD_SOCKETS, answer_dialogs, socket_messages
 from tests.support.live_reads import server_watches
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
@@ -221,6 +221,7 @@ async def test_a_page_that_showed_the_outage_comes_back_by_itself(
 ) -> None:
     peer("add", "--queue", "billing", "--name", "a", "--data", "{}")
     page = await browser.new_page()
+    await page.add_init_script(RECORD_SOCKETS)
     await page.goto(f"{bullpen_server.url}/queues/")
     await expect(page.locator("#live-status")).to_have_text("live")
     redis_server.stop()
@@ -235,6 +236,8 @@ async def test_a_page_that_showed_the_outage_comes_back_by_itself(
     await expect(page.locator("#job-list tbody tr")).to_have_count(1)
     await expect(page.locator("#live-status")).to_have_text("live", timeout=15000)
     assert await page.evaluate("window.bullpenNoReload === true")
+    # The page loaded in place of the 503 (into <body>) kept the socket the 503 page opened.
+    assert await page.evaluate("window.socketsOpened") == 1
     # And it is live again: a new job shows up without a reload.
     await asyncio.to_thread(peer, "add", "--queue", "billing", "--name", "c", "--data", "{}")
     await expect(page.locator('.total[data-state="waiting"]')).to_have_text("2", timeout=10000)

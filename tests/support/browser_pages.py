@@ -23,6 +23,7 @@ from tests.support.servers.live_server import LiveServer
 
 __all__ = [
     "OPERATOR",
+    "RECORD_SOCKETS",
     "SHOTS",
     "answer_dialogs",
     "chromium",
@@ -33,6 +34,17 @@ __all__ = [
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
 
+
+# For page.add_init_script: how many live sockets each page load opened (window.socketsOpened)
+# and the close code of every one it saw closed (window.closeCodes).
+RECORD_SOCKETS = """
+window.closeCodes = [];
+window.socketsOpened = 0;
+document.addEventListener("htmx:wsClose", function (event) {
+  window.closeCodes.push(event.detail.event.code);
+});
+document.addEventListener("htmx:wsOpen", function () { window.socketsOpened += 1; });
+"""
 
 SHOTS = Path(tempfile.gettempdir())  # a folder that outlives the run, for a picture on purpose
 

@@ -73,11 +73,17 @@ HANDSHAKE_LIMIT_S = 60
 
 
 def start_bullpen(
-    redis_url: str, log: Path, extra_env: dict[str, str] | None = None, *, wait: bool = True
+    redis_url: str,
+    log: Path,
+    extra_env: dict[str, str] | None = None,
+    *,
+    wait: bool = True,
+    port: int | None = None,
 ) -> LiveServer:
     """Bullpen served by daphne, as in production, against ``redis_url``; listening when
-    this returns, or, without ``wait``, once its URL is first asked for."""
-    port = free_port()
+    this returns, or, without ``wait``, once its URL is first asked for. ``port``: a stopped
+    server's, to start it again where its pages reconnect (default: a free one)."""
+    port = port or free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
