@@ -1,6 +1,6 @@
 """What the fork server imports of Bullpen before any fork: the modules of ``queues`` that a
-daphne server and ``manage.py runqueueworker`` import (each pulls in its part of the package),
-about 0.3 CPU-seconds a server when each fork imported them again.
+daphne server and ``manage.py runqueueworker`` import (each pulls in its part of the package):
+imported again in each fork, they were about half of a server's CPU to its first page.
 
 They read neither the environment nor Django's settings when imported, so each fork still
 sets itself up from its own environment; ``dashboard`` and ``queues.models`` need the
