@@ -20,7 +20,7 @@ from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 from tests.support.worker_fixtures import Runners, wait_for
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_server]
 
 
 def _work(peer: Peer, count: int, *flags: str) -> None:

@@ -22,7 +22,7 @@ from tests.support.browser_checks import RULES, axe_violations
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_server]
 
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 

@@ -31,6 +31,7 @@ async def top_of(page: Page, selector: str) -> float:
     raise AssertionError(f"{selector} is not on the page")
 
 
+@pytest.mark.shared_server
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
     peer: Peer, bullpen_server: LiveServer, chromium_path: str, tmp_path: Path, scheme: str

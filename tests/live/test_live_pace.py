@@ -22,18 +22,16 @@ from tests.support.peer import Peer
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # Longer than the wait for the second job: a reader that paused this long after a read that
-# returned events would not show it in time. A retried job's events come from two scripts, on
-# a loaded machine in two reads, the second then paused this long: its waits are longer.
+# returned events would not show it in time.
 LONG_PAUSE = 20.0
+# A loaded machine's wait for a row: a retried job's events come from two scripts.
+ROW_WAIT = 35.0
 
 
-@pytest.fixture
-async def slow_batch_socket(
-    bullpen_settings: dict[str, Any],
+@contextlib.asynccontextmanager
+async def live_socket(
+    bullpen_settings: dict[str, Any], live: dict[str, Any]
 ) -> AsyncIterator[WebsocketCommunicator]:
-    """A socket served by a reader whose batches are two minutes long, blocking 0.2 s at a
-    time while the streams are quiet; every changed row read in full."""
-    live = {"read_pause": LONG_PAUSE, "block_ms": 200, "row_reads_per_second": 10_000}
     with override_settings(BULLPEN={**bullpen_settings, "LIVE": live}):
         communicator = WebsocketCommunicator(LiveConsumer.as_asgi(), "/ws/bullpen/")
         connected, _ = await communicator.connect()
@@ -47,6 +45,29 @@ async def slow_batch_socket(
                 await communicator.disconnect()
         finally:
             await channel_groups.stop()
+
+
+@pytest.fixture
+async def slow_batch_socket(
+    bullpen_settings: dict[str, Any],
+) -> AsyncIterator[WebsocketCommunicator]:
+    """A socket served by a reader whose batches are two minutes long, blocking 0.2 s at a
+    time while the streams are quiet; every changed row read in full."""
+    live = {"read_pause": LONG_PAUSE, "block_ms": 200, "row_reads_per_second": 10_000}
+    async with live_socket(bullpen_settings, live) as communicator:
+        yield communicator
+
+
+@pytest.fixture
+async def full_rows_socket(
+    bullpen_settings: dict[str, Any],
+) -> AsyncIterator[WebsocketCommunicator]:
+    """A socket served by a reader at the default pace that reads every changed row in full.
+    Not the slow batches: a retried job's events, read in two reads on a loaded machine, waited
+    out a whole long pause (40 s in a suite run) for nothing this test looks at."""
+    live = {"row_reads_per_second": 10_000}
+    async with live_socket(bullpen_settings, live) as communicator:
+        yield communicator
 
 
 async def watch_followed_queue(socket: WebsocketCommunicator, peer: Peer, queue: str) -> None:
@@ -87,11 +108,11 @@ async def test_jobs_added_one_after_the_other_reach_a_page_without_a_batch_wait(
 
 
 async def test_a_retried_jobs_row_shows_when_its_backoff_ends(
-    slow_batch_socket: WebsocketCommunicator, peer: Peer, redis_client: Any
+    full_rows_socket: WebsocketCommunicator, peer: Peer, redis_client: Any
 ) -> None:
     """Its due time is read from the delayed set: its hash's ``timestamp + delay`` (the job was
     added two days ago) is not it. A waiting job's row has no due time to read."""
-    socket = slow_batch_socket
+    socket = full_rows_socket
     await watch_followed_queue(socket, peer, "later")
     retry = await run_peer(
         peer,
@@ -105,7 +126,7 @@ async def test_a_retried_jobs_row_shows_when_its_backoff_ends(
             m["type"] == "rows"
             and any(r["id"] == retry["id"] and r["state"] == "delayed" for r in m["rows"])
         ),
-        timeout=LONG_PAUSE + 15,
+        timeout=ROW_WAIT,
     )
     (row,) = [r for r in shown["rows"] if r["id"] == retry["id"]]
     due = int(redis_client.zscore("bull:later:delayed", retry["id"])) >> 12
@@ -113,6 +134,6 @@ async def test_a_retried_jobs_row_shows_when_its_backoff_ends(
     assert f'data-ms="{due}"' in row["html"]
 
     waiting = await run_peer(peer, "add", "--queue", "later", "--name", "now", "--data", "{}")
-    shown, _ = await wait_for(socket, row_of(waiting["id"]), timeout=LONG_PAUSE + 15)
+    shown, _ = await wait_for(socket, row_of(waiting["id"]), timeout=ROW_WAIT)
     (row,) = [r for r in shown["rows"] if r["id"] == waiting["id"]]
     assert row["state"] == "waiting" and 'data-field="dueAt"' not in row["html"]

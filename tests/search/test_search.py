@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 from django.test import AsyncClient
@@ -98,7 +99,12 @@ async def test_search_over_100k_jobs_streams_while_other_requests_answer(
                 others_during_search += 1
             await asyncio.sleep(0.05)
 
+    started = time.monotonic()
     await asyncio.gather(run_search(), other_requests())
+    print(
+        f"100,000 jobs searched in {time.monotonic() - started:.1f} s, "
+        f"{others_during_search} other requests answered meanwhile"
+    )
     assert len(matches) == 200  # every 500th job has userId 42
     assert progress[-1] == {
         "type": "progress",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 from tests.support.servers.live_server import LiveServer, start_bullpen
+from tests.support.servers.server_forks import fork_manage
 
 CREDENTIALS = {"DASHBOARD_USERNAME": "ops", "DASHBOARD_PASSWORD": "pw-for-the-test"}
 
@@ -69,13 +70,12 @@ def collect_static(env: dict[str, str]) -> None:
     with static_folder_lock():
         stamp = ROOT / "var" / ".collectstatic.run"
         if not run or not stamp.exists() or stamp.read_text() != run:
-            subprocess.run(
-                [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
-                cwd=ROOT,
-                env={"PATH": "/usr/bin:/bin", **env},
-                check=True,
-                timeout=300,
-            )
+            # Forked as the servers are: a fresh interpreter imported Django and Bullpen first.
+            log = ROOT / "var" / ".collectstatic.log"
+            log.write_bytes(b"")
+            argv = ["collectstatic", "--no-input", "-v", "0"]
+            command = fork_manage(argv, {"PATH": "/usr/bin:/bin", **env}, ROOT, log)
+            assert command.wait(timeout=300) == 0, log.read_text()
             stamp.write_text(run)
     _collected = True
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 from tests.support.servers.redis_server import free_port
-from tests.support.servers.server_forks import ForkedProcess, fork_daphne
+from tests.support.servers.server_forks import ForkedProcess, fork_daphne, fork_manage
 
 
 class LiveServer:
@@ -55,13 +54,15 @@ def migrated_database(env: dict[str, str]) -> Path:
     if settings not in _MIGRATED:
         folder = Path(tempfile.mkdtemp(prefix="bullpen-migrated-"))
         template = folder / "template.sqlite3"
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0", "--skip-checks"],
-            cwd=ROOT,
-            env={**env, database_variable(env): str(template)},
-            check=True,
-            timeout=120,
+        # Forked as the servers are: a fresh interpreter imported Django and Bullpen first.
+        log = folder / "migrate.log"
+        command = fork_manage(
+            ["migrate", "--no-input", "-v", "0", "--skip-checks"],
+            {**env, database_variable(env): str(template)},
+            ROOT,
+            log,
         )
+        assert command.wait(timeout=120) == 0, log.read_text()
         _MIGRATED[settings] = template
     return _MIGRATED[settings]
 
