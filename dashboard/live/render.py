@@ -112,6 +112,10 @@ def _one(message: OneMessage, kind: ViewerKind, grouping: Grouping) -> dict[str,
         return _progress(message)
     if message["type"] == "logs":
         return _logs(message)
+    if message["type"] == "gone":
+        # The queue page's notice, as its own template renders it.
+        html = render_to_string("bullpen/_queue_gone.html", {"gone": True})
+        return {**message, "html": html}
     return dict(message)
 
 

@@ -52,6 +52,8 @@ class CountsMessage(TypedDict):
     # counts summed (the overview's totals row), so that a page sent only what changed still
     # shows true totals and sees new queues.
     totals: NotRequired[dict[str, ConnectionTotals]]
+    # An overview's: queues that no longer exist (obliterated): pages drop them.
+    gone: NotRequired[list[str]]
 
 
 class StatusMessage(TypedDict):
@@ -138,6 +140,13 @@ class FollowedMessage(TypedDict):
     queue: str
 
 
+class GoneMessage(TypedDict):
+    """A watched queue no longer exists (obliterated): its page says so."""
+
+    type: Literal["gone"]
+    queue: str
+
+
 OneMessage = (
     CountsMessage
     | StatusMessage
@@ -147,6 +156,7 @@ OneMessage = (
     | LogsMessage
     | BulkMessage
     | FollowedMessage
+    | GoneMessage
 )
 
 
@@ -189,6 +199,7 @@ def overview_counts_message(
     entries: list[OverviewEntry],
     event_at: int = 0,
     totals: dict[str, ConnectionTotals] | None = None,
+    gone: list[str] | None = None,
 ) -> CountsMessage:
     message: CountsMessage = {
         "type": "counts",
@@ -198,6 +209,8 @@ def overview_counts_message(
     }
     if totals is not None:
         message["totals"] = totals
+    if gone:
+        message["gone"] = gone
     return message
 
 
@@ -238,6 +251,10 @@ def rows_message(queue: str, rows: list[RowChange], removed: list[Removal]) -> R
 
 def followed_message(queue: str) -> FollowedMessage:
     return {"type": "followed", "queue": queue}
+
+
+def gone_message(queue: str) -> GoneMessage:
+    return {"type": "gone", "queue": queue}
 
 
 def recheck_message(queue: str) -> FollowedMessage:
