@@ -56,8 +56,7 @@ class LiveCounts:
         self.events_taken: dict[QueueRef, int] = {}
         self.read_at: dict[QueueRef, float] = {}
         self.last_sent: dict[QueueRef, CountsEntry] = {}
-        # Each queue's last exact read as a whole (its meta: limits, version), for pages
-        # served from what the reader knows.
+        # Each queue's last exact read whole (meta: limits, version), for pages served from it.
         self.summaries: dict[QueueRef, QueueSummary] = {}
         # Each queue's summary as pages were last given it, and the exact read it came from.
         self.shown: dict[QueueRef, tuple[QueueSummary, QueueSummary]] = {}
@@ -233,7 +232,8 @@ class LiveCounts:
         """Every queue there is: read those whose counts are not known yet and the watched ones
         not read lately, and send their counts that changed, or all with ``everything`` (the
         others' are kept exact by the events, checked by :meth:`verify_quiet`)."""
-        self.drop(set(self.last_sent) - set(queues))
+        for ref in set(self.last_sent) - set(queues):  # unlisted: read again once listed
+            self._forget(ref)
         self.queues = list(queues)
         now = time.monotonic()
         watched = self.watching.queues | {slug for slug, _ in self.watching.jobs}
