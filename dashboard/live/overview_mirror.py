@@ -36,6 +36,8 @@ class Taken:
     at: int = 0  # when the reader sent them
     # Some counts came again unchanged: sent for pages that may have missed a message.
     resent: bool = False
+    # Queues that no longer exist (obliterated), with their entries as they were.
+    gone: dict[str, OverviewEntry] = field(default_factory=dict)
 
 
 def counts_messages(message: LiveMessage) -> Iterator[dict[str, Any]]:
@@ -104,6 +106,14 @@ class OverviewMirror:
                 taken.entries[slug] = entry
                 for grouping, sums in self.sums.items():
                     self._move(sums, live_render.group_of(slug, *grouping), before, entry)
+            for slug in one.get("gone") or ():
+                was = self.entries.pop(slug, None)
+                if was is None:
+                    continue
+                taken.gone[slug] = was
+                taken.entries.pop(slug, None)
+                for grouping, sums in self.sums.items():
+                    self._move(sums, live_render.group_of(slug, *grouping), was, {})
         return taken
 
     @staticmethod

@@ -3,10 +3,10 @@
 An overview page says what it shows (its rows, its groups, how it groups, how many queues it
 lists: :class:`OverviewView`); on every counts update its socket is sent, rendered by the same
 partials the page is: the totals row over every queue, the figures of the page's groups that
-moved, the count cells and pause badges of its rows that moved, and the number of queues,
-with ``relist`` when there are more than the page lists (the page then asks for its list
-again). Nothing about the queues a page does not show is sent. Pages with the same view and
-language share one rendering (fanout.py).
+moved, the count cells and pause badges of its rows that moved, and the number of queues, with
+``relist`` when there are more than the page lists, or when a queue it shows (or one of its
+groups holds) is gone (the page then asks for its list again). Nothing about the queues a page
+does not show is sent. Pages with the same view and language share one rendering (fanout.py).
 """
 
 from __future__ import annotations
@@ -149,15 +149,22 @@ class OverviewBatch:
         nothing for it."""
         first = self.taken is None
         figures = self.figures(access)
+        gone = [] if self.taken is None else [s for s in self.taken.gone if access.may_view(s)]
         # A page lists every queue it may view: until this process has the counts of as many
         # (before a reader's first message reaches it), sums of its own would fall short and
         # the page's figures stand; the readers' own totals hold from their first message.
-        complete = figures.counted >= view.listed
+        complete = figures.counted >= view.listed - len(gone)
         known = figures.from_readers or complete
         if rows is None:
             changed = self.taken.entries if self.taken is not None else {}
             rows = [slug for slug in changed if slug in view.shown]
-        relist = known and figures.queues > view.listed
+        # A queue the page shows, or one of its groups holds, is gone: the list again, without
+        # it (the page does not drop rows itself).
+        dropped = any(
+            slug in view.shown or live_render.group_of(slug, *view.grouping) in view.groups
+            for slug in gone
+        )
+        relist = (known and figures.queues > view.listed) or dropped
         whole = first or (self.taken is not None and self.taken.resent)
         counted_again = whole or relist or figures.queues_changed
         context: dict[str, Any] = {
@@ -207,6 +214,10 @@ class OverviewBatch:
                 if key in view.groups and access.may_view(slug):
                     moved = changed_states(entry, self.taken.before.get(slug))
                     changed.setdefault(key, set()).update(moved)
+            for slug, was in self.taken.gone.items():
+                key = live_render.group_of(slug, *grouping)
+                if key in view.groups and access.may_view(slug):
+                    changed.setdefault(key, set()).update(changed_states(None, was))
         if not changed:
             return []
         cache = (access.audience, grouping)

@@ -18,7 +18,6 @@ from dashboard.live.overview_parts import OverviewBatch, OverviewView
 from dashboard.live.render import UNGROUPED, Grouping
 from queues.errors import BullpenError
 from queues.live import protocol
-from queues.live.count_changes import counts_entry
 from queues.live.follower import Follower
 from queues.reads import counts
 from queues.reads.detail import job_live_view
@@ -66,7 +65,10 @@ async def read_counts(slug: str | None = None) -> protocol.CountsMessage | None:
         reasons = await pause_reasons([s.ref for s in found if s.paused])
     except Exception:  # Redis away: the status message says so, counts come when it is back
         return None
-    entries = [counts_entry(s.ref, s.counts, s.paused, reasons.get(s.ref, "")) for s in found]
+    entries = [
+        protocol.counts_entry(s.ref.slug, s.ref.name, s.counts, s.paused, reasons.get(s.ref, ""))
+        for s in found
+    ]
     if slug is None:  # for the overview
         overview = [protocol.overview_entry(entry) for entry in entries]
         return protocol.overview_counts_message(overview)

@@ -119,6 +119,10 @@ def _one(message: OneMessage, kind: ViewerKind, grouping: Grouping) -> dict[str,
         return _logs(message)
     if message["type"] == "bulk":
         return _bulk(message, kind)
+    if message["type"] == "gone":
+        # The queue page's notice, as its own template renders it.
+        html = render_to_string("bullpen/_queue_gone.html", {"gone": True})
+        return {**message, "html": html}
     return dict(message)
 
 

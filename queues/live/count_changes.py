@@ -4,10 +4,9 @@ changes; only what changed goes out.
 
 Queues without events are re-read too (a hand edit, a trimmed stream, a writer that sends no
 events), each once ``quiet_after`` seconds have passed since its last read, but no more than
-``quiet_reads_per_second`` of them, the longest unread first: 20 queues are each re-read every
-30 s, while the cost of 10,000 stays that of the budget (each is then re-read every
-``queues / quiet_reads_per_second`` seconds), the rows open overviews show first. Watched
-queues are re-read at every full refresh on top of it."""
+``quiet_reads_per_second`` of them, the longest unread first (the rows open overviews show
+first): 20 queues are each re-read every 30 s, 10,000 every ``queues / quiet_reads_per_second``
+seconds at the budget's cost. Watched queues are re-read at every full refresh on top of it."""
 
 from __future__ import annotations
 
@@ -28,13 +27,6 @@ from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
 from queues.reads.positioned_counts import read_positioned
-
-
-def counts_entry(
-    ref: QueueRef, counts: dict[str, int], paused: bool, reason: str | None = None
-) -> CountsEntry:
-    """One queue in a ``counts`` message."""
-    return live_protocol.counts_entry(ref.slug, ref.name, counts, paused, reason)
 
 
 class LiveCounts:
@@ -64,8 +56,7 @@ class LiveCounts:
         self.events_taken: dict[QueueRef, int] = {}
         self.read_at: dict[QueueRef, float] = {}
         self.last_sent: dict[QueueRef, CountsEntry] = {}
-        # Each queue's last exact read as a whole (its meta: limits, version), for pages
-        # served from what the reader knows.
+        # Each queue's last exact read whole (meta: limits, version), for pages served from it.
         self.summaries: dict[QueueRef, QueueSummary] = {}
         # Each queue's summary as pages were last given it, and the exact read it came from.
         self.shown: dict[QueueRef, tuple[QueueSummary, QueueSummary]] = {}
@@ -211,12 +202,16 @@ class LiveCounts:
         doubtful = set(self.moved) | set(self.uncertain)
         doubtful.update(ref for ref, at in self.resync_at.items() if at <= now)
         for ref in doubtful:
-            self.estimates.forget(ref)
-            self._count_in(self.last_sent.pop(ref, None), -1)
-            self.summaries.pop(ref, None)
-            self.moved.pop(ref, None)
-            self.uncertain.pop(ref, None)
-            self.resync_at.pop(ref, None)
+            self._forget(ref)
+
+    def _forget(self, ref: QueueRef) -> None:
+        """``ref``'s counts are not known, nor sent, nor due a read."""
+        self.estimates.forget(ref)
+        self._count_in(self.last_sent.pop(ref, None), -1)
+        self.summaries.pop(ref, None)
+        self.moved.pop(ref, None)
+        self.uncertain.pop(ref, None)
+        self.resync_at.pop(ref, None)
 
     def forget_sent(self) -> None:
         """Redis is away: what the pages were sent is no longer known to hold."""
@@ -237,12 +232,8 @@ class LiveCounts:
         """Every queue there is: read those whose counts are not known yet and the watched ones
         not read lately, and send their counts that changed, or all with ``everything`` (the
         others' are kept exact by the events, checked by :meth:`verify_quiet`)."""
-        for ref in set(self.last_sent) - set(queues):
-            self._count_in(self.last_sent.pop(ref, None), -1)
-            self.summaries.pop(ref, None)
-            self.shown.pop(ref, None)
-            self.changed_at.pop(ref, None)
-            self.estimates.forget(ref)
+        for ref in set(self.last_sent) - set(queues):  # unlisted: read again once listed
+            self._forget(ref)
         self.queues = list(queues)
         now = time.monotonic()
         watched = self.watching.queues | {slug for slug, _ in self.watching.jobs}
@@ -258,6 +249,24 @@ class LiveCounts:
         await self.read_exact(stale[: self.batch])
         # ``everything``: changed or not, for pages that may have missed a message.
         self._send(queues, 0, everything=everything)
+
+    def drop(self, refs: Iterable[QueueRef]) -> None:
+        """``refs`` no longer exist (obliterated): forgotten, and the pages that show them
+        told so (an overview drops their rows, a queue page says its queue is gone)."""
+        gone = {ref for ref in refs if ref in self.last_sent}
+        if not gone:
+            return
+        for ref in gone:  # nor read again: a read would list it again, with no jobs
+            self._forget(ref)
+            self.shown.pop(ref, None)
+            self.changed_at.pop(ref, None)
+        self.queues = [ref for ref in self.queues if ref not in gone]
+        self.unread = [ref for ref in self.unread if ref not in gone]
+        slugs = sorted(ref.slug for ref in gone)
+        message = live_protocol.overview_counts_message([], 0, self._totals(), slugs)
+        self.outbox.emit(("overview",), message)
+        for slug in set(slugs) & self.watching.queues:
+            self.outbox.emit(("queue", slug), live_protocol.gone_message(slug))
 
     async def verify_quiet(self) -> None:
         """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
@@ -364,7 +373,8 @@ class LiveCounts:
             if not self.estimates.known(ref):
                 continue
             paused = self.estimates.paused(ref)
-            entry = counts_entry(ref, self.estimates.counts(ref), paused, self.reasons.get(ref))
+            counts, reason = self.estimates.counts(ref), self.reasons.get(ref)
+            entry = live_protocol.counts_entry(ref.slug, ref.name, counts, paused, reason)
             before = self.last_sent.get(ref)
             if before != entry:
                 # Only a real change counts for a page resuming from an earlier version: a

@@ -6,7 +6,8 @@ Discovery's full SCAN is cached for ``DISCOVERY_INTERVAL`` seconds (30 by defaul
 pages, too slow for an overview that should show a queue as soon as BullMQ creates it. BullMQ
 keeps no registry of queues, so this walks the keyspace with a SCAN cursor that carries over
 from call to call, at most ``keys_per_second`` keys a second: on a small Redis a whole sweep
-fits in one step, on a large one a sweep takes longer but Redis's cost stays the same.
+fits in one step, on a large one a sweep takes longer but Redis's cost stays the same. A
+whole sweep also says which queues are there: one followed that it did not see may be gone.
 """
 
 from __future__ import annotations
@@ -34,17 +35,33 @@ class NewQueueScanner:
         self.connection = connection or connections.default_name()  # whose keys are walked
         self.keys_per_second = max(SCAN_BATCH, keys_per_second)
         self._cursors: dict[str, int] = {}
+        # Per place walked: the queues seen since its walk last began; then those of its last
+        # whole walk, until every place has one: a queue followed that none of them saw may
+        # have been obliterated (following.py asks Redis before it believes so).
+        self._walking: dict[str, set[QueueRef]] = {}
+        self._walked: dict[str, set[QueueRef]] = {}
+        self._swept: set[QueueRef] | None = None
+
+    def take_swept(self) -> set[QueueRef] | None:
+        """Every queue the last whole sweep saw, once (None: no sweep ended since)."""
+        swept, self._swept = self._swept, None
+        return swept
 
     async def step(self, redis: aioredis.Redis, seconds: float = 1.0) -> set[QueueRef]:
         """Queues seen in this step's share of the sweep (known ones included)."""
         calls = max(1, int(self.keys_per_second * seconds) // SCAN_BATCH // len(self.prefixes))
         found: set[QueueRef] = set()
         nodes = await masters(redis) if is_cluster(redis) else [None]
+        places = []
         for prefix in self.prefixes:
             pattern = f"{escape_glob(prefix)}:*:[im][de]*"
             for node in nodes:  # a cluster's masters each hold a share of the keys
                 place = prefix if node is None else f"{prefix} {node.name}"
+                places.append(place)
                 cursor = self._cursors.get(place, 0)
+                # A walk that begins (cursor 0) begins its own record.
+                walking = self._walking.get(place, set()) if cursor else set()
+                self._walking[place] = walking
                 for _ in range(calls):
                     try:
                         cursor, keys = await _scan(redis, node, cursor, pattern)
@@ -60,10 +77,17 @@ class NewQueueScanner:
                     for key in keys:
                         name = queue_name_of_key(prefix, str(key))
                         if name is not None:
-                            found.add(QueueRef(prefix, name, self.connection))
+                            ref = QueueRef(prefix, name, self.connection)
+                            found.add(ref)
+                            walking.add(ref)
                     if cursor == 0:
+                        self._walked[place] = self._walking.pop(place)
                         break
                 self._cursors[place] = cursor
+        if all(place in self._walked for place in places):
+            self._swept = set()
+            for place in places:
+                self._swept |= self._walked.pop(place)
         return found
 
 

@@ -52,6 +52,8 @@ class CountsMessage(TypedDict):
     # counts summed (the overview's totals row), so that a page sent only what changed still
     # shows true totals and sees new queues.
     totals: NotRequired[dict[str, ConnectionTotals]]
+    # An overview's: queues that no longer exist (obliterated): pages drop them.
+    gone: NotRequired[list[str]]
 
 
 class StatusMessage(TypedDict):
@@ -139,6 +141,13 @@ class FollowedMessage(TypedDict):
     queue: str
 
 
+class GoneMessage(TypedDict):
+    """A watched queue no longer exists (obliterated): its page says so."""
+
+    type: Literal["gone"]
+    queue: str
+
+
 OneMessage = (
     CountsMessage
     | StatusMessage
@@ -148,6 +157,7 @@ OneMessage = (
     | LogsMessage
     | BulkMessage
     | FollowedMessage
+    | GoneMessage
 )
 
 
@@ -190,6 +200,7 @@ def overview_counts_message(
     entries: list[OverviewEntry],
     event_at: int = 0,
     totals: dict[str, ConnectionTotals] | None = None,
+    gone: list[str] | None = None,
 ) -> CountsMessage:
     message: CountsMessage = {
         "type": "counts",
@@ -199,6 +210,8 @@ def overview_counts_message(
     }
     if totals is not None:
         message["totals"] = totals
+    if gone:
+        message["gone"] = gone
     return message
 
 
@@ -239,6 +252,10 @@ def rows_message(queue: str, rows: list[RowChange], removed: list[Removal]) -> R
 
 def followed_message(queue: str) -> FollowedMessage:
     return {"type": "followed", "queue": queue}
+
+
+def gone_message(queue: str) -> GoneMessage:
+    return {"type": "gone", "queue": queue}
 
 
 def recheck_message(queue: str) -> FollowedMessage:

@@ -5,6 +5,8 @@ the live reader notices a new queue within a second or two (new_queues.py). What
 written to one sorted set per connection in Redis (member: the queue's prefix and name, score:
 when it was seen, in ms), so that every server process lists the queue at once, not only the
 one holding the lease. Entries older than ``KEEP_MS`` are dropped: by then a scan lists them.
+Queues it finds obliterated are written to a second set alike, so that every process stops
+listing them at once.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ def seen_key(connection: str) -> str:
     return f"{own_key_prefix(connection)}:live:new-queues"
 
 
+def gone_key(connection: str) -> str:
+    return f"{own_key_prefix(connection)}:live:gone-queues"
+
+
 def _member(ref: QueueRef) -> str:
     return json.dumps([ref.prefix, ref.name])
 
@@ -34,22 +40,34 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def note(redis: aioredis.Redis, connection: str, refs: list[QueueRef]) -> None:
-    """``refs`` were seen created now. Raises what Redis raises (a refused write included)."""
+async def note(
+    redis: aioredis.Redis, connection: str, refs: list[QueueRef], *, gone: bool = False
+) -> None:
+    """``refs`` were seen created now (``gone``: seen obliterated). Raises what Redis raises
+    (a refused write included)."""
     if not refs:
         return
     at = now_ms()
+    key = gone_key(connection) if gone else seen_key(connection)
     async with redis.pipeline(transaction=False) as pipe:
-        pipe.zadd(seen_key(connection), {_member(ref): at for ref in refs})
-        pipe.zremrangebyscore(seen_key(connection), "-inf", at - KEEP_MS)
+        pipe.zadd(key, {_member(ref): at for ref in refs})
+        pipe.zremrangebyscore(key, "-inf", at - KEEP_MS)
         await pipe.execute()
 
 
-async def seen_since(redis: aioredis.Redis, connection: str, since_ms: int) -> dict[QueueRef, int]:
-    """The queues seen created after ``since_ms``, with when (ms)."""
-    found: Any = await redis.zrangebyscore(
-        seen_key(connection), f"({since_ms}", "+inf", start=0, num=10_000, withscores=True
-    )
+async def seen_since(
+    redis: aioredis.Redis, connection: str, since_ms: int
+) -> tuple[dict[QueueRef, int], dict[QueueRef, int]]:
+    """The queues seen created after ``since_ms``, and those seen obliterated, with when
+    (ms): one round trip."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for key in (seen_key(connection), gone_key(connection)):
+            pipe.zrangebyscore(key, f"({since_ms}", "+inf", start=0, num=10_000, withscores=True)
+        created, gone = await pipe.execute()
+    return _refs(created, connection), _refs(gone, connection)
+
+
+def _refs(found: Any, connection: str) -> dict[QueueRef, int]:
     refs: dict[QueueRef, int] = {}
     for member, score in found:
         try:

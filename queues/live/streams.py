@@ -110,6 +110,15 @@ class StreamReader:
             self.refs[ref.key("events")] = ref
             self._followed.add(ref)
 
+    def unfollow(self, refs: Iterable[QueueRef]) -> None:
+        """Stop following ``refs`` (obliterated): one created again is followed afresh."""
+        for ref in refs:
+            key = ref.key("events")
+            if self.refs.pop(key, None) is not None:
+                self._followed.discard(ref)
+                self.last_ids.pop(key, None)
+                self._shares = None
+
     def forget_all(self) -> None:
         """Follow nothing until told again (the streams are then read from their ends)."""
         self._quiet = True

@@ -164,7 +164,8 @@ def _listed(connection: str, cached: Discovered) -> frozenset[QueueRef]:
 
 async def _with_seen(connection: str, cached: Discovered) -> Discovered:
     """``cached`` with the queues the live reader (of any process) saw created since its
-    scan, read from Redis at most every ``SEEN_READ_EVERY`` seconds."""
+    scan, and without those it saw obliterated since, read from Redis at most every
+    ``SEEN_READ_EVERY`` seconds."""
     if other_store(connection) is not None:
         return cached  # the live reader's finds are kept for Redis connections
     now = time.monotonic()
@@ -172,9 +173,15 @@ async def _with_seen(connection: str, cached: Discovered) -> Discovered:
         return cached
     _seen_read_at[connection] = now
     try:
-        seen = await seen_queues.seen_since(get_client(connection), connection, cached.scanned_ms)
+        seen, gone = await seen_queues.seen_since(
+            get_client(connection), connection, cached.scanned_ms
+        )
     except (*UNREACHABLE, ResponseError):
         return cached  # the scan's list stands; the caller's own reads say what is wrong
+    for ref, at in gone.items():
+        if at >= seen.get(ref, 0):  # not created again since
+            forget(ref)
+    cached = _cache.get(connection, cached)
     if not seen:
         return cached
     forgotten = _forgotten.get(connection, {})

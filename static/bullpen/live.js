@@ -234,6 +234,7 @@
     else if (message.type === "job") applyJob(message);
     else if (message.type === "logs") applyLogs(message);
     else if (message.type === "followed" || message.type === "recheck") readAgain(message);
+    else if (message.type === "gone") applyGone(message);
     document.dispatchEvent(new CustomEvent("bullpen:live", { detail: message }));
   }
 
@@ -555,6 +556,12 @@
     // job is asked for again, swapped only where it differs.
     var watch = spec();
     if (watch.queue === message.queue && (watch.watch === "queue" || watch.watch === "job")) send(watch);
+  }
+
+  function applyGone(message) {
+    // The queue was obliterated: the server's notice says so where the page keeps its place.
+    var watch = spec();
+    if (watch.watch === "queue" && watch.queue === message.queue) swapById(message.html);
   }
 
   // ---- progress, one job, logs ----------------------------------------------------------------

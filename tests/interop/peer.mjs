@@ -29,6 +29,7 @@
 //   retry-later     --queue Q --name N --backoff-ms MS [--added-ms-ago MS] [--data JSON]
 //   limits          --queue Q
 //   job-status      --queue Q --id ID
+//   obliterate      --queue Q [--force]
 //   cancellable     --queue Q [--delay-ms MS] [--no-listener]
 //   scheduler       --queue Q --id ID
 //   upsert-scheduler --queue Q --id ID (--every MS | --pattern CRON) [--tz TZ] [--start-ms MS] [--name N]
@@ -879,6 +880,15 @@ async function jobStatus(flags) {
   };
 }
 
+// ---------------------------------------------------------------- obliterate
+
+// Node's own queue.obliterate() (it pauses the queue first): every key of the queue is gone.
+async function obliterate(flags) {
+  const queue = track(newQueue(required(flags, 'queue'), baseOptions(flags)));
+  await queue.obliterate({ force: Boolean(flags.force) });
+  return { obliterated: true };
+}
+
 // ---------------------------------------------------------------- scheduler
 
 // A job scheduler as Node BullMQ reads it (null when there is none), with the job of its next
@@ -1005,6 +1015,7 @@ const COMMANDS = {
   strand,
   limits,
   'job-status': jobStatus,
+  obliterate,
   cancellable,
   scheduler,
   'upsert-scheduler': upsertScheduler,

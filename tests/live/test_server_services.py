@@ -50,10 +50,11 @@ def test_the_live_reader_runs_from_the_server_start_with_no_page_open(
     pid = server.process.pid
     until(lambda: holder_pid(redis_client, LIVE_LEASE) == pid, "the reader never took the lease")
     until(lambda: holder_pid(redis_client, ACTIONS_LEASE) == pid, "no bulk-action runner")
-    # ... and keeps it: renewed before it runs out (5 s), nobody watching. Renewed every
-    # 1.7 s or so, its time left runs down below 4 s, then is set back to 5 s.
-    until(lambda: 0 < redis_client.pttl(LIVE_LEASE) < 4000, "the lease ran down", 10)
-    until(lambda: redis_client.pttl(LIVE_LEASE) > 4500, "the lease was never renewed", 10)
+    # ... and keeps it, nobody watching: Redis itself reports each renewal (a PEXPIRE of the
+    # lease), and nothing else happens to it meanwhile: it never runs out, is never taken
+    # afresh (a SET), written over or given back. How soon each renewal comes is the loaded
+    # machine's business, not this test's.
+    assert lease_renewed(redis_client, times=3) == ["expire"] * 3
     assert holder_pid(redis_client, LIVE_LEASE) == pid
 
     peer("add-bulk", "--queue", "mail", "--name", "m", "--count", "3")
@@ -63,6 +64,27 @@ def test_the_live_reader_runs_from_the_server_start_with_no_page_open(
     # a status message of its own, with its time).
     assert said == {"type": "status", "redis": "ok"}
     assert holder_pid(redis_client, LIVE_LEASE) == pid
+
+
+def lease_renewed(redis_client: Any, times: int, within: float = 60) -> list[str]:
+    """What Redis reports happening to the live lease (keyspace notifications) until it
+    reports ``times`` renewals, or anything else: the events in order."""
+    db = redis_client.connection_pool.connection_kwargs.get("db", 0)
+    events: list[str] = []
+    # The session's Redis: its notifications are turned off again for the other tests.
+    redis_client.config_set("notify-keyspace-events", "Kg$x")
+    try:
+        with redis_client.pubsub() as pubsub:
+            pubsub.subscribe(f"__keyspace@{db}__:{LIVE_LEASE}")
+            deadline = time.monotonic() + within
+            while events.count("expire") < times and set(events) <= {"expire"}:
+                assert time.monotonic() < deadline, f"not renewed in {within} s: {events}"
+                message = pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if message is not None:
+                    events.append(message["data"])
+    finally:
+        redis_client.config_set("notify-keyspace-events", "")
+    return events
 
 
 async def status_and_waiting(server: LiveServer, queue: str, waiting: int) -> dict[str, Any]:

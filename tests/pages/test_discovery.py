@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from django.test import AsyncClient, override_settings
 
+from queues.live import seen_queues
+from queues.reads import discovery
 from queues.reads.discovery import queue_name_of_key
+from queues.reads.keys import QueueRef
+from queues.redis import connections
+from queues.redis.clients import get_client
+from tests.support.peer import Peer
 
 
 def test_queue_name_of_key_parsing() -> None:
@@ -66,3 +73,30 @@ async def test_legacy_paused_list_is_counted(client: AsyncClient, redis_client: 
     assert [j["id"] for j in page.json()["jobs"]] == ["1"]
     detail = await client.get("/queues/api/queues/old/jobs/1/")
     assert detail.json()["state"] == "waiting"
+
+
+async def test_a_queue_the_reader_saw_obliterated_leaves_every_process_list_before_the_scan(
+    client: AsyncClient, redis_client: Any, bullpen_settings: dict[str, Any], peer: Peer
+) -> None:
+    """The reader of one process writes what it saw obliterated; another process, whose scan
+    is kept for 30 s, stops listing it within ``SEEN_READ_EVERY``, and lists it again once the
+    reader sees it created anew."""
+    await asyncio.to_thread(peer, "add", "--queue", "doomed", "--name", "n", "--data", "{}")
+    await asyncio.to_thread(peer, "add", "--queue", "kept", "--name", "n", "--data", "{}")
+
+    async def listed() -> set[str]:
+        body = (await client.get("/queues/api/queues/")).json()
+        return {queue["name"] for queue in body["queues"]}
+
+    with override_settings(BULLPEN={**bullpen_settings, "DISCOVERY_INTERVAL": 30}):
+        assert await listed() == {"doomed", "kept"}
+        await asyncio.to_thread(peer, "obliterate", "--queue", "doomed")
+        ref = QueueRef("bull", "doomed", connections.default_name())
+        redis = get_client(ref.connection)
+        await seen_queues.note(redis, ref.connection, [ref], gone=True)
+        await asyncio.sleep(discovery.SEEN_READ_EVERY)
+        assert await listed() == {"kept"}
+        await asyncio.to_thread(peer, "add", "--queue", "doomed", "--name", "n", "--data", "{}")
+        await seen_queues.note(redis, ref.connection, [ref])
+        await asyncio.sleep(discovery.SEEN_READ_EVERY)
+        assert await listed() == {"doomed", "kept"}

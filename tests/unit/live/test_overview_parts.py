@@ -92,6 +92,44 @@ def test_a_page_listing_fewer_queues_than_the_readers_know_is_told_to_list_again
     assert calm is not None and "relist" not in calm and row_part("fresh") in calm["cells"]
 
 
+def test_a_queue_gone_leaves_the_sums_and_relists_the_pages_that_show_it() -> None:
+    mirror = OverviewMirror()
+    mirror.fill(
+        counts(
+            [
+                {"slug": "t1-a", "counts": {"waiting": 2}},
+                {"slug": "t1-b", "counts": {"waiting": 3}},
+                {"slug": "t2-a", "counts": {"waiting": 5}},
+            ],
+            3,
+            waiting=10,
+        )
+    )
+    head = ("head", "-")
+    assert mirror.group_sums(head, fanout.everything())["t1"] == {"waiting": 5}
+    reader = {connections.default_name(): {"queues": 2, "counts": {"waiting": 7}}}
+    gone = protocol.overview_counts_message([], 0, reader, ["t1-b"])  # type: ignore[arg-type]
+    batch = OverviewBatch(mirror, mirror.take(gone))
+    assert "t1-b" not in mirror.entries
+    assert mirror.group_sums(head, fanout.everything())["t1"] == {"waiting": 2}
+
+    showing = view_of(UNGROUPED, {"listed": 3, "shown": ["t1-a", "t1-b"], "groups": []})
+    grouped = view_of(head, {"listed": 3, "shown": [], "groups": ["t1"]})
+    elsewhere = view_of(UNGROUPED, {"listed": 3, "shown": ["t2-a"], "groups": []})
+    assert showing is not None and grouped is not None and elsewhere is not None
+    told = batch.message(showing, fanout.everything())
+    assert told is not None and told["relist"] is True and told["queues"] == 2
+    assert 'id="overview-total-waiting"' in told["cells"] and ">7</th>" in told["cells"]
+    assert 'id="queue-count" data-testid="queue-count">2</span>' in told["html"]
+    in_group = batch.message(grouped, fanout.everything())
+    assert in_group is not None and in_group["relist"] is True
+    assert f'id="{group_part("t1")}-waiting"' in in_group["cells"]
+    # A page that shows neither the queue nor its group: its totals and count only.
+    calm = batch.message(elsewhere, fanout.everything())
+    assert calm is not None and "relist" not in calm and ">7</th>" in calm["cells"]
+    assert row_part("t1-b") not in calm["cells"] + calm["html"]
+
+
 def test_a_page_whose_process_lacks_queues_keeps_its_figures_until_it_has_them() -> None:
     """Without a reader's totals (a store's messages carry none), the process sums what it has
     only once it has as many queues as the page lists."""
