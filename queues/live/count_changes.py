@@ -11,6 +11,7 @@ queues are re-read at every full refresh on top of it."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import heapq
 import secrets
@@ -23,11 +24,13 @@ from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
 from queues.live.protocol import ConnectionTotals, CountsEntry, LiveMessage
 from queues.live.schedule import TokenBucket
-from queues.live.watching import Watching
+from queues.live.watching import Watching, refs_of
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
 from queues.reads.positioned_counts import read_positioned
+
+SLICE = 2000  # queues a full refresh compares and sends in one step of the loop
 
 
 def counts_entry(
@@ -92,6 +95,7 @@ class LiveCounts:
         self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
         # Read in batches of up to a second's worth: one pipelined round trip each.
         self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
+        self.quiet_due = 1  # queues due a quiet re-read when last looked for
 
     @property
     def version(self) -> str:
@@ -245,35 +249,40 @@ class LiveCounts:
             self.estimates.forget(ref)
         self.queues = list(queues)
         now = time.monotonic()
-        watched = self.watching.queues | {slug for slug, _ in self.watching.jobs}
+        watched = refs_of(self.watching.queues | {slug for slug, _ in self.watching.jobs})
+        known, read_at, resync = self.estimates.known, self.read_at, self.resync_interval
         stale = [
             ref
             for ref in queues
-            if not self.estimates.known(ref)
-            or (ref.slug in watched and now - self.read_at.get(ref, 0) >= self.resync_interval)
+            if not known(ref) or (ref in watched and now - read_at.get(ref, 0) >= resync)
         ]
-        # The rows open overviews show first.
-        stale.sort(key=lambda ref: ref.slug not in self.watching.shown)
+        shown = refs_of(self.watching.shown)
+        stale.sort(key=lambda ref: ref not in shown)  # the rows open overviews show first
         self.unread = stale[self.batch :]
         await self.read_exact(stale[: self.batch])
-        # ``everything``: changed or not, for pages that may have missed a message.
-        self._send(queues, 0, everything=everything)
+        # ``everything``: changed or not, for pages that may have missed a message. In slices,
+        # each a step of the loop: 50,000 queues in one held it for seconds.
+        for start in range(0, len(queues), SLICE):
+            if start:
+                await asyncio.sleep(0)
+            self._send(queues[start : start + SLICE], 0, everything=everything)
 
     async def verify_quiet(self) -> None:
         """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
         as many as the quiet budget allows now."""
-        if not self.quiet_reads.ready():
+        if not self.quiet_reads.ready(self.quiet_due):
             return  # the budget grants none yet: not worth a walk over every queue each pass
         since = time.monotonic() - self.quiet_after
-        due = [ref for ref in self.queues if self.read_at.get(ref, 0) <= since]
+        read_at = self.read_at
+        due = [ref for ref in self.queues if read_at.get(ref, 0) <= since]
+        self.quiet_due = len(due)
         granted = self.quiet_reads.take(len(due)) if due else 0
         if not granted:
             return
-        shown = self.watching.shown
-        # Rows on an open overview first, then the longest unread.
-        oldest = heapq.nsmallest(
-            granted, due, key=lambda ref: (ref.slug not in shown, self.read_at.get(ref, 0))
-        )
+        shown = refs_of(self.watching.shown)  # rows on an open overview first
+        oldest = [ref for ref in due if ref in shown][:granted] if shown else []
+        oldest += heapq.nsmallest(granted - len(oldest), due, key=lambda ref: read_at.get(ref, 0))
+        oldest = list(dict.fromkeys(oldest))[:granted]  # then the longest unread
         await self.read_exact(oldest)
 
     async def flush(self) -> None:

@@ -42,7 +42,7 @@ class QueueFollowing:
         """Follow queues created since the last look (discovery's cache: no extra SCAN)."""
         found = await discovered_on(self.connection)
         self.counts.legacy_paused = found.legacy_paused
-        await self._follow(redis, [ref for ref in found.queues if not self.streams.follows(ref)])
+        await self._follow(redis, self.streams.unfollowed(found.queues))
         return found
 
     async def watched(self, redis: aioredis.Redis) -> None:
