@@ -8,9 +8,12 @@ Run from the repository root with the project's virtualenv, against a Redis seed
     REDIS_URL=... ./.venv/bin/python bench/manyqueues/reader_views.py --read-share 2000
 
 Starts the reader with an overview watched, waits until it vouches for every queue's counts,
-then times ``--views`` views each of ``api/queues/`` (100 a page, then 500) and of the page's
-listing (``read_listing`` with alerts, workers, stuck jobs and sparklines, not rendered): wall
-time, the process's CPU time (the reader's included) and whether the reader vouched. Then
+then times ``--views`` views each of ``api/queues/`` (100 a page, ``sort=-failed``,
+``problems=1``, then 500 a page) and of the page's listing (``read_listing`` with alerts,
+workers, stuck jobs and sparklines, not rendered): wall time, the process's CPU time (the
+reader's included) and whether the reader vouched. ``--idle S``: first, Redis's commands a
+minute over S seconds with nothing happening (the reader's own cost). ``--hogs N``: after
+each view, the N coroutines that held the event loop longest meanwhile (loop_hogs.py). Then
 samples the reader's stream rounds once a second.
 """
 
@@ -39,6 +42,10 @@ from dashboard.live import channel_groups  # noqa: E402
 from dashboard.pages.overview_list import ListQuery  # noqa: E402
 from dashboard.pages.overview_page import read_listing  # noqa: E402
 from queues.reads.discovery import discovered  # noqa: E402
+from queues.redis.clients import get_client  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from loop_hogs import LoopHogs  # noqa: E402
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -53,19 +60,38 @@ async def run(args: argparse.Namespace) -> None:
         await asyncio.sleep(1)
     print(f"the reader vouches for {len(known):,} of {len(refs):,} queues after "
           f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
+    if args.idle:
+        client = get_client()
+
+        async def calls() -> int:
+            stats = await client.info("commandstats")
+            return sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
+
+        before = await calls()
+        await asyncio.sleep(args.idle)
+        per_minute = (await calls() - before) * 60 / args.idle
+        print(f"Redis commands while nothing happens: {per_minute:,.0f} a minute", flush=True)
     views: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
         ("api/queues/", lambda: queues_body({})),
+        ("api/queues/?sort=-failed", lambda: queues_body({"sort": "-failed"})),
+        ("api/queues/?problems=1", lambda: queues_body({"problems": "1"})),
         ("api/queues/?per_page=500", lambda: queues_body({"per_page": "500"})),
         ("the page's listing, 500 rows", lambda: read_listing(ListQuery(per_page=500))),
     ]
+    if args.api_only:
+        views = views[:3]  # api/queues/ at 100 a page: by name, by failed, problems only
     for label, view in views:
         for _ in range(args.views):
             vouched = follower.known_summaries(refs[:1])[1] is not None
+            LoopHogs.start()
             cpu, wall = time.process_time(), time.perf_counter()
             await view()
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            hogs = LoopHogs.report(args.hogs)
             print(f"{label}: wall {wall * 1000:,.0f} ms, CPU {cpu * 1000:,.0f} ms, "
                   f"reader vouched: {vouched}", flush=True)  # fmt: skip
+            if args.hogs:
+                print(f"  the loop held by: {hogs}", flush=True)
             await asyncio.sleep(1)
     rounds, current = [], 0
     for _ in range(args.samples):
@@ -85,10 +111,17 @@ def main() -> int:
     ap.add_argument("--read-share", type=int, help="LIVE read_share (default: the setting's)")
     ap.add_argument("--wait", type=float, default=600, help="seconds to wait for the reader")
     ap.add_argument("--samples", type=int, default=10, help="stream rounds sampled")
+    ap.add_argument(
+        "--api-only", action="store_true", help="only api/queues/ at 100 a page (3 orders)"
+    )
+    ap.add_argument("--idle", type=float, default=0, help="seconds Redis's commands are counted")
+    ap.add_argument("--hogs", type=int, default=0, help="coroutines that held the loop, shown")
     args = ap.parse_args()
     bullpen = dict(getattr(settings, "BULLPEN", {}) or {})
     if args.read_share:
         bullpen["LIVE"] = {**bullpen.get("LIVE", {}), "read_share": args.read_share}
+    if args.hogs:
+        LoopHogs.install()
     with override_settings(BULLPEN=bullpen):
         asyncio.run(run(args))
     return 0

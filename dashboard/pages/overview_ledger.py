@@ -30,6 +30,7 @@ from dashboard.pages.overview_list import (
     page_of,
     queue_problems,
 )
+from queues.alerts.kept import KeptAlerts
 from queues.config.queue_options import queue_options
 from queues.config.settings import get_config
 from queues.reads.counts import QueueSummary
@@ -120,6 +121,7 @@ class OverviewLedger:
         self.groupings: dict[tuple[str, str], _Grouping] = {}
         # Each queue's words while the settings stay (display names come from them).
         self._words: dict[QueueRef, _Names] = {}
+        self.alerts = KeptAlerts()  # the count rules' verdicts, evaluated where inputs changed
 
     # ---- keeping up with the summaries -------------------------------------------------------
 

@@ -16,6 +16,7 @@ from dashboard.live.reader_counts import ReaderCounts
 from dashboard.pages.overview_ledger import OverviewLedger, ViewFacts
 from dashboard.pages.overview_list import Listing, ListQuery, group_key
 from queues.alerts.failed_kept import Still
+from queues.alerts.kept import KeptAlerts
 from queues.alerts.shown import status_of
 from queues.alerts.silences import read_holds
 from queues.alerts.thresholds import read_alerts
@@ -36,12 +37,12 @@ _ledger = OverviewLedger()
 
 
 async def _shown_alerts(
-    found: list[QueueSummary], still: Still | None
+    found: list[QueueSummary], still: Still | None, kept: KeptAlerts
 ) -> dict[QueueRef, list[dict[str, Any]]]:
     """The alerts firing on each queue that has some (a round trip for the queues that keep
     finished jobs, and one for the silences and acknowledgements): each alert with its
     ``status`` (firing, acknowledged or silenced) and, when someone holds it, its ``hold``."""
-    firing = await read_alerts(found, still=still)
+    firing = await read_alerts(found, still=still, decide=kept.alerts)
     now = time.time()
     holds = await read_holds(now) if any(firing.values()) else {}
     shown: dict[QueueRef, list[dict[str, Any]]] = {}
@@ -97,7 +98,7 @@ async def read_listing(
     found = access.visible(await summaries(known=known), lambda summary: summary.ref.slug)
     ledger = _ledger if access.holder is None else OverviewLedger()
     still = known.still if isinstance(known, ReaderCounts) else None
-    alerts = await _shown_alerts(found, still) if page or query.problems else {}
+    alerts = await _shown_alerts(found, still, ledger.alerts) if page or query.problems else {}
     workers: dict[str, int] | None = None
     stuck: dict[QueueRef, int] = {}
     # Workers (one CLIENT LIST) tell which queues wait for nobody: a problem the page and the

@@ -14,7 +14,7 @@ how alerts are delivered (``ALERT_DELIVERY_KEYS``, read by alert_watch.py), no t
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +107,15 @@ def _thresholds(config: Mapping[str, Any], slug: str) -> dict[str, float | None]
 
 # Each queue's thresholds, as :func:`thresholds` gives them, for a pass that reads them once.
 Limits = Mapping[QueueRef, Mapping[str, float | None]]
+# Decides the alerts of the queues given their last hour's failed jobs and new signatures.
+Decide = Callable[
+    [
+        Sequence[QueueSummary],
+        Mapping[QueueRef, Mapping[str, int]],
+        Mapping[QueueRef, Sequence[str]],
+    ],
+    Mapping[QueueRef, list[Alert]],
+]
 
 
 def evaluate(
@@ -188,15 +197,22 @@ async def read_signatures(
 
 
 async def read_alerts(
-    found: Sequence[QueueSummary], limits: Limits | None = None, still: Still | None = None
+    found: Sequence[QueueSummary],
+    limits: Limits | None = None,
+    still: Still | None = None,
+    decide: Decide | None = None,
 ) -> dict[QueueRef, list[Alert]]:
     """:func:`alerts_by_queue` after reading the last hour's failed jobs (one round trip)
     and, for queues that failed some, their new failure signatures. ``still``: the live
-    reader's word that no event of a queue came (failed_kept.py): those are not read again."""
+    reader's word that no event of a queue came (failed_kept.py): those are not read again.
+    ``decide``: what decides instead of :func:`alerts_by_queue`, from the same arguments (the
+    overview's kept verdicts, kept.py, with the settings' thresholds, not ``limits``)."""
     if not connections.state_on_redis():
         return {}  # alerts are off without a Redis: nothing could silence or send them
     # A queue that keeps no failed job failed none in the last hour: no read for it.
-    failing = [s.ref for s in found if s.counts["failed"]]
-    recent = await failed_last(failing, LAST_HOUR_S, still)
-    new = await read_signatures(found, recent, limits)
+    failing = [s for s in found if s.counts["failed"]]
+    recent = await failed_last([s.ref for s in failing], LAST_HOUR_S, still)
+    new = await read_signatures(failing, recent, limits)
+    if decide is not None:
+        return dict(decide(found, recent, new))
     return alerts_by_queue(found, recent, new, limits)

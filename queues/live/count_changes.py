@@ -1,15 +1,13 @@
 """Live counts: moved by each event without a Redis read (count_estimate.py), re-read exactly
 soon after an event the estimate cannot follow, and every ``resync_interval`` while the queue
-changes; only what changed goes out.
-
-Queues without events are re-read too (a hand edit, a trimmed stream, a writer that sends no
-events), each once ``quiet_after`` seconds have passed since its last read, but no more than
-``quiet_reads_per_second`` of them, the longest unread first (the rows open overviews show
-first): 20 queues are each re-read every 30 s, 10,000 every ``queues / quiet_reads_per_second``
-seconds at the budget's cost. Watched queues are re-read at every full refresh on top of it."""
+changes; only what changed goes out. Queues without events (a hand edit, a trimmed stream, a
+writer that sends none) are re-read ``quiet_after`` seconds after their last read, at most
+``quiet_reads_per_second`` of them, the longest unread first (open overviews' rows first), and
+watched queues at every full refresh on top of it."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import heapq
 import secrets
@@ -22,11 +20,13 @@ from queues.live.events import QueueEvent
 from queues.live.outbox import Outbox
 from queues.live.protocol import ConnectionTotals, CountsEntry, LiveMessage
 from queues.live.schedule import TokenBucket
-from queues.live.watching import Watching
+from queues.live.watching import Watching, refs_of
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
 from queues.reads.positioned_counts import read_positioned
+
+SLICE = 2000  # queues a full refresh compares and sends in one step of the loop
 
 
 class LiveCounts:
@@ -83,6 +83,7 @@ class LiveCounts:
         self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
         # Read in batches of up to a second's worth: one pipelined round trip each.
         self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
+        self.quiet_due = 1  # queues due a quiet re-read when last looked for
 
     @property
     def version(self) -> str:
@@ -97,9 +98,8 @@ class LiveCounts:
         return int(sequence)
 
     def snapshot(self, version: str | None = None) -> LiveMessage | None:
-        """Last known counts of every queue (no Redis read), as the overview gets them, for an
-        overview that just connected; only those changed after ``version`` when the page was
-        rendered at a version of this era (an empty message: nothing changed)."""
+        """Every queue's last known counts (no Redis read) for an overview that just connected;
+        only those changed after ``version`` when it is of this era (empty: nothing changed)."""
         if not self.last_sent:
             return None
         since = self._since(version)
@@ -136,11 +136,9 @@ class LiveCounts:
     def page_summaries(
         self, refs: Iterable[QueueRef], slack: float
     ) -> dict[QueueRef, QueueSummary]:
-        """The summaries of ``refs`` the reader knows now, for a page; a queue is left out
-        when the page must read it: never read, an event the estimate could not follow, a read
-        in flight, or a re-read overdue by more than ``slack`` seconds (nobody watches, so the
-        reader does not re-read it). One call for every queue of a view: 50,000 of them cost
-        a view a few dict look-ups each."""
+        """The summaries of ``refs`` the reader knows now, for a page; left out when the page
+        must read it: never read, an event the estimate could not follow, a read in flight, or
+        a re-read overdue by over ``slack`` seconds. A few dict look-ups a queue."""
         overdue = time.monotonic() - slack
         summaries, uncertain, reading = self.summaries, self.uncertain, self.reading
         resync_at, shown_of, estimates = self.resync_at, self.shown, self.estimates
@@ -185,8 +183,7 @@ class LiveCounts:
             self.uncertain.setdefault(ref, at)
 
     def restart(self) -> None:
-        """Forget the estimates' history and what was sent: they start again from exact
-        reads (another process may have read and sent meanwhile)."""
+        """Start again from exact reads (another process may have read and sent meanwhile)."""
         self.last_sent.clear()
         self.estimates.clear()
         self.moved.clear()
@@ -195,9 +192,9 @@ class LiveCounts:
         self._new_era()
 
     def doubt_drifted(self) -> None:
-        """Pages watch again after a time nobody did, while the streams were read all along
-        (for history): the counts the events kept exact stay; those that moved unsent, met an
-        event they could not follow or were due a re-read are forgotten, to be read afresh."""
+        """Pages watch again after nobody did, the streams read all along (for history): counts
+        that moved unsent, met an event they could not follow or were due a re-read are
+        forgotten, to be read afresh; the rest stay."""
         now = time.monotonic()
         doubtful = set(self.moved) | set(self.uncertain)
         doubtful.update(ref for ref, at in self.resync_at.items() if at <= now)
@@ -236,23 +233,27 @@ class LiveCounts:
             self._forget(ref)
         self.queues = list(queues)
         now = time.monotonic()
-        watched = self.watching.queues | {slug for slug, _ in self.watching.jobs}
+        watched = refs_of(self.watching.queues | {slug for slug, _ in self.watching.jobs})
+        known, read_at, resync = self.estimates.known, self.read_at, self.resync_interval
         stale = [
             ref
             for ref in queues
-            if not self.estimates.known(ref)
-            or (ref.slug in watched and now - self.read_at.get(ref, 0) >= self.resync_interval)
+            if not known(ref) or (ref in watched and now - read_at.get(ref, 0) >= resync)
         ]
-        # The rows open overviews show first.
-        stale.sort(key=lambda ref: ref.slug not in self.watching.shown)
+        shown = refs_of(self.watching.shown)
+        stale.sort(key=lambda ref: ref not in shown)  # the rows open overviews show first
         self.unread = stale[self.batch :]
         await self.read_exact(stale[: self.batch])
-        # ``everything``: changed or not, for pages that may have missed a message.
-        self._send(queues, 0, everything=everything)
+        # ``everything``: changed or not, for pages that may have missed a message. In slices,
+        # each a step of the loop: 50,000 queues in one held it for seconds.
+        for start in range(0, len(queues), SLICE):
+            if start:
+                await asyncio.sleep(0)
+            self._send(queues[start : start + SLICE], 0, everything=everything)
 
     def drop(self, refs: Iterable[QueueRef]) -> None:
-        """``refs`` no longer exist (obliterated): forgotten, and the pages that show them
-        told so (an overview drops their rows, a queue page says its queue is gone)."""
+        """``refs`` were obliterated: forgotten; an overview drops their rows, a queue page
+        says its queue is gone."""
         gone = {ref for ref in refs if ref in self.last_sent}
         if not gone:
             return
@@ -269,20 +270,20 @@ class LiveCounts:
             self.outbox.emit(("queue", slug), live_protocol.gone_message(slug))
 
     async def verify_quiet(self) -> None:
-        """Re-read the queues not read for ``quiet_after`` seconds, the longest unread first,
-        as many as the quiet budget allows now."""
-        if not self.quiet_reads.ready():
+        """Re-read queues unread for ``quiet_after`` s, as many as the quiet budget allows."""
+        if not self.quiet_reads.ready(self.quiet_due):
             return  # the budget grants none yet: not worth a walk over every queue each pass
         since = time.monotonic() - self.quiet_after
-        due = [ref for ref in self.queues if self.read_at.get(ref, 0) <= since]
+        read_at = self.read_at
+        due = [ref for ref in self.queues if read_at.get(ref, 0) <= since]
+        self.quiet_due = len(due)
         granted = self.quiet_reads.take(len(due)) if due else 0
         if not granted:
             return
-        shown = self.watching.shown
-        # Rows on an open overview first, then the longest unread.
-        oldest = heapq.nsmallest(
-            granted, due, key=lambda ref: (ref.slug not in shown, self.read_at.get(ref, 0))
-        )
+        shown = refs_of(self.watching.shown)  # rows on an open overview first
+        oldest = [ref for ref in due if ref in shown][:granted] if shown else []
+        oldest += heapq.nsmallest(granted - len(oldest), due, key=lambda ref: read_at.get(ref, 0))
+        oldest = list(dict.fromkeys(oldest))[:granted]  # then the longest unread
         await self.read_exact(oldest)
 
     async def flush(self) -> None:
@@ -309,8 +310,8 @@ class LiveCounts:
         await self.read_exact(refs[: self.batch])
 
     async def read_exact(self, refs: list[QueueRef]) -> None:
-        """Re-read ``refs``' counts, make them the estimates' new base, and send what changed:
-        one round trip per ``batch`` queues."""
+        """Re-read ``refs``' counts as the estimates' new base, send what changed: a round trip
+        per ``batch`` queues."""
         for start in range(0, len(refs), self.batch):
             await self._read_batch(refs[start : start + self.batch])
 

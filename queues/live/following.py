@@ -62,7 +62,7 @@ class QueueFollowing:
             self._listed = found.queues
             listed = set(found.queues)
             await self._drop_gone(redis, [r for r in self.streams.refs.values() if r not in listed])
-        await self._follow(redis, [ref for ref in found.queues if not self.streams.follows(ref)])
+        await self._follow(redis, self.streams.unfollowed(found.queues))
         return found
 
     async def watched(self, redis: aioredis.Redis) -> None:

@@ -87,10 +87,11 @@ class TokenBucket:
         self.tokens = 0.0
         self.filled_at = time.monotonic()
 
-    def ready(self) -> bool:
-        """One read at least could be granted now (cheap: checked before finding what is due)."""
+    def ready(self, wanted: int = 1) -> bool:
+        """``take(wanted)`` would grant reads now (cheap: checked before finding what is due,
+        with the number found last time)."""
         saved = self.tokens + (time.monotonic() - self.filled_at) * self.per_second
-        return min(self.per_second, saved) >= 1
+        return min(self.per_second, saved) >= max(1, min(wanted, self.batch))
 
     def take(self, wanted: int) -> int:
         """How many of ``wanted`` reads may be done now (0 until a batch is saved up)."""

@@ -87,6 +87,11 @@ class StreamReader:
         followed = self._followed
         return [ref for ref in refs if ref in followed]
 
+    def unfollowed(self, refs: Iterable[QueueRef]) -> list[QueueRef]:
+        """Those of ``refs`` whose streams are not followed (every 5 s over every queue)."""
+        followed = self._followed
+        return [ref for ref in refs if ref not in followed]
+
     async def follow(self, redis: aioredis.Redis, new: list[QueueRef]) -> None:
         """Follow ``new`` queues' streams from their current ends: what came before is in
         the counts."""

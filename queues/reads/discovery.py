@@ -137,6 +137,11 @@ async def scan_queues(redis: aioredis.Redis, prefix: str, count: int) -> tuple[s
     return names, paused_lists & names
 
 
+def _fields(ref: QueueRef) -> tuple[str, str, str]:
+    """What QueueRef's order compares, as a key: its own comparisons are slow at 50,000."""
+    return ref.prefix, ref.name, ref.connection
+
+
 def add_seen(connection: str, refs: list[QueueRef]) -> None:
     """The live reader saw ``refs`` created: list them now, not after the next scan."""
     cached = _cache.get(connection)
@@ -145,7 +150,7 @@ def add_seen(connection: str, refs: list[QueueRef]) -> None:
     listed = set(cached.queues)
     new = [ref for ref in refs if ref not in listed and ref.connection == connection]
     if new:
-        _cache[connection] = replace(cached, queues=tuple(sorted(listed.union(new))))
+        _cache[connection] = replace(cached, queues=tuple(sorted(listed.union(new), key=_fields)))
     for ref in new:
         _forgotten.get(connection, {}).pop(ref, None)
 
@@ -189,7 +194,7 @@ async def _with_seen(connection: str, cached: Discovered) -> Discovered:
     new = [ref for ref, at in seen.items() if ref not in listed and at > forgotten.get(ref, 0)]
     if not new:
         return cached
-    found = replace(cached, queues=tuple(sorted(listed.union(new))))
+    found = replace(cached, queues=tuple(sorted(listed.union(new), key=_fields)))
     _cache[connection] = found
     return found
 
@@ -254,7 +259,7 @@ async def _discover(connection: str) -> Discovered:
         for ref in (QueueRef.from_slug(slug) for slug in config["QUEUES"])
         if ref.connection == connection
     } - refs
-    ordered = tuple(sorted(refs | configured))
+    ordered = tuple(sorted(refs | configured, key=_fields))
     if configured:
         # Configured queues the scan did not find may still have a paused list of their own
         # (one whose Cluster master is down answers an error: it is not counted as having one).
@@ -298,7 +303,7 @@ async def discovered() -> Discovered:
         if all(kept is part for kept, part in zip(_merged[0], found, strict=True)):
             return _merged[1]  # the same lists: the same object, which callers' caches know
     merged = Discovered(
-        queues=tuple(sorted(ref for part in found for ref in part.queues)),
+        queues=tuple(sorted((ref for part in found for ref in part.queues), key=_fields)),
         legacy_paused=frozenset(ref for part in found for ref in part.legacy_paused),
         at=min(part.at for part in found),
         unreachable=tuple(pair for part in found for pair in part.unreachable),

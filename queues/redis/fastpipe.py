@@ -71,12 +71,20 @@ async def _once(client: aioredis.Redis, commands: Sequence[Command], data: bytes
             return await _ordinary(client, commands)
         await connection.send_packed_command(data, check_health=False)
         timeout = float(get_config()["REDIS_TIMEOUT"])
-        try:
-            # asyncio.timeout, not wait_for, which can swallow a cancel on Python 3.11.
-            async with asyncio.timeout(timeout):
-                replies = await _read_replies(stream, len(commands))
-        except TimeoutError:
-            raise redis.exceptions.TimeoutError(f"no answer from Redis in {timeout:g} s") from None
+        parser = _parser()
+        replies: list[Any] = []
+        while len(replies) < len(commands):
+            try:
+                # asyncio.timeout, not wait_for, which can swallow a cancel on Python 3.11.
+                async with asyncio.timeout(timeout):
+                    await _read_replies(stream, len(commands), parser, replies)
+            except TimeoutError:
+                # An answer waiting unread came while this process's loop was busy elsewhere
+                # (another task's long step): only Redis's silence is its timeout.
+                if not getattr(stream, "_buffer", None):
+                    raise redis.exceptions.TimeoutError(
+                        f"no answer from Redis in {timeout:g} s"
+                    ) from None
         # It answered: no health check needed for a while (as redis-py's own reads record).
         connection.next_health_check = (
             asyncio.get_running_loop().time() + connection.health_check_interval
@@ -118,25 +126,29 @@ def pack_uncached(commands: Sequence[Command]) -> bytes:
     )
 
 
-async def _read_replies(stream: asyncio.StreamReader, count: int) -> list[Any]:
-    parser = hiredis.Reader(
+def _parser() -> hiredis.Reader:
+    return hiredis.Reader(
         encoding="utf-8",
         errors="replace",
         replyError=redis.exceptions.ResponseError,
         protocolError=redis.exceptions.InvalidResponse,
     )
-    replies: list[Any] = []
+
+
+async def _read_replies(
+    stream: asyncio.StreamReader, count: int, parser: hiredis.Reader, replies: list[Any]
+) -> None:
+    """Reads until ``replies`` holds ``count``; a read cut short leaves what it parsed there
+    and the rest in ``parser`` and ``stream``, to go on from."""
     while len(replies) < count:
+        reply = parser.gets()
+        if reply is not False:
+            replies.append(reply)
+            continue
         data = await stream.read(_READ_SIZE)
         if not data:
             raise redis.exceptions.ConnectionError("Redis closed the connection")
         parser.feed(data)
-        while len(replies) < count:
-            reply = parser.gets()
-            if reply is False:
-                break
-            replies.append(reply)
-    return replies
 
 
 async def _ordinary(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:

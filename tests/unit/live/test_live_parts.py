@@ -58,6 +58,15 @@ def test_a_bucket_is_ready_once_one_read_is_saved_up() -> None:
     assert not bucket.ready()
 
 
+def test_a_bucket_is_ready_for_many_wanted_once_a_batch_is_saved_up() -> None:
+    bucket = TokenBucket(5.0, 5)
+    bucket.tokens, bucket.filled_at = 0.0, time.monotonic() - 0.25
+    assert bucket.ready(1) and not bucket.ready(50_000)  # take(50_000) would grant none yet
+    assert bucket.take(50_000) == 0
+    bucket.filled_at -= 1.0
+    assert bucket.ready(50_000) and bucket.take(50_000) == 5
+
+
 def test_row_reads_wait_for_a_whole_batch_unless_fewer_are_wanted() -> None:
     budget = TokenBucket(per_second=1.0, batch=3)
     budget.filled_at -= 1.1  # as if 1.1 s had passed since
