@@ -287,8 +287,7 @@ class LiveCounts:
         await self.read_exact(oldest)
 
     async def flush(self) -> None:
-        """Read the next batch of queues the last full refresh left unread, re-read the queues
-        that are due, and send the counts the events moved."""
+        """Read a batch the last full refresh left unread and the due queues; send what moved."""
         if self.unread:
             batch, self.unread = self.unread[: self.batch], self.unread[self.batch :]
             await self.read_exact([ref for ref in batch if not self.estimates.known(ref)])
