@@ -111,6 +111,10 @@ BULLPEN = {
     "ACTIONS": json.loads(os.environ.get("BULLPEN_TEST_ACTIONS", "{}")),
     # A quicker pace for a test's server where it waits on the reader (JSON).
     "LIVE": json.loads(os.environ.get("BULLPEN_TEST_LIVE", "{}")),
+    # A failed tab's groups come with its page however long a loaded machine takes to group a
+    # few failures, so the tests that act on them find them in place; the closed fold they go
+    # into when they come late has its own test (a server waiting 0 s).
+    "FAILURE_GROUPS_WAIT": 10.0,
 }
 # What a process started by a test changes in BULLPEN (JSON): the MCP server's tests.
 BULLPEN.update(json.loads(os.environ.get("BULLPEN_TEST_EXTRA", "{}")))

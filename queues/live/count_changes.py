@@ -280,10 +280,10 @@ class LiveCounts:
         granted = self.quiet_reads.take(len(due)) if due else 0
         if not granted:
             return
-        shown = refs_of(self.watching.shown)  # rows on an open overview first
-        oldest = [ref for ref in due if ref in shown][:granted] if shown else []
-        oldest += heapq.nsmallest(granted - len(oldest), due, key=lambda ref: read_at.get(ref, 0))
-        oldest = list(dict.fromkeys(oldest))[:granted]  # then the longest unread
+        shown = refs_of(self.watching.shown)  # rows on an open overview first, then the rest,
+        oldest: list[QueueRef] = []  # each the longest unread first (none is starved)
+        for group in ([r for r in due if r in shown], [r for r in due if r not in shown]):
+            oldest += heapq.nsmallest(granted - len(oldest), group, key=lambda r: read_at.get(r, 0))
         await self.read_exact(oldest)
 
     async def flush(self) -> None:
