@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import redis as redis_py
 from http_pages import BULLBOARD_URLS, BULLPEN_URLS, DEFAULT_BULLPEN_CMD, SERVER_TITLES
 from machine import bullpen_version, cmd_output, cpu_model, node_pkg_version, python_pkg_version
 from servers import (
@@ -24,6 +23,7 @@ from servers import (
     free_port,
     log,
     parse_range,
+    start_redis_server,
     wait_http,
 )
 
@@ -37,37 +37,7 @@ def start_redis(args: argparse.Namespace, procs: Processes, tmp: Path) -> str:
         rport = free_port(lo, hi)
         redis_url = f"redis://127.0.0.1:{rport}/0"
         log(f"starting redis-server on port {rport}")
-        rproc = procs.start(
-            "redis-server",
-            [
-                "redis-server",
-                "--port",
-                str(rport),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(tmp),
-                "--maxclients",
-                "10000",
-            ],
-            log_path=tmp / "redis.log",
-        )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                redis_py.Redis.from_url(redis_url).ping()
-                break
-            except redis_py.ConnectionError:
-                if rproc.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(
-                        "redis-server did not start:\n"
-                        + (tmp / "redis.log").read_text(errors="replace")
-                    )
-                time.sleep(0.1)
+        start_redis_server(procs, rport, tmp, tmp / "redis.log", max_clients=10000)
     return redis_url
 
 

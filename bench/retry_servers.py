@@ -8,11 +8,9 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import redis as redis_py
 from retry_memory import server_pid
 from retry_request import (
     PASSWORD,
@@ -22,7 +20,7 @@ from retry_request import (
     USERNAME,
     auth_headers,
 )
-from servers import NODE_DIR, REPO_DIR, Popen, Processes, log, wait_http
+from servers import NODE_DIR, REPO_DIR, Popen, Processes, log, start_redis_server, wait_http
 
 # bench/node/bullboard.mjs mounts its queues read-only, and Bull Board refuses
 # every action on a read-only queue (405), so the retry-all run gets its own
@@ -69,37 +67,9 @@ process.on('SIGINT', stop);
 
 
 def start_redis(procs: Processes, port: int, tmp: Path) -> str:
-    url = f"redis://127.0.0.1:{port}/0"
     log(f"starting redis-server on port {port}")
-    rproc = procs.start(
-        "redis-server",
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp),
-        ],
-        log_path=tmp / "redis.log",
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            redis_py.Redis.from_url(url).ping()
-            return url
-        except redis_py.ConnectionError:
-            if rproc.poll() is not None or time.monotonic() > deadline:
-                sys.exit(
-                    "redis-server did not start:\n"
-                    + (tmp / "redis.log").read_text(errors="replace")
-                )
-            time.sleep(0.1)
+    start_redis_server(procs, port, tmp, tmp / "redis.log")
+    return f"redis://127.0.0.1:{port}/0"
 
 
 def seed(redis_url: str, prefix: str, queue: str, count: int, timeout: float) -> dict[str, Any]:

@@ -13,6 +13,8 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
+import redis as redis_py
+
 Popen = subprocess.Popen[bytes]
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -141,3 +143,31 @@ def wait_http(
         time.sleep(0.3)
     tail = log_path.read_text(errors="replace")[-3000:] if log_path.exists() else ""
     raise SystemExit(f"{name} not ready on port {port} after {timeout:.0f}s ({last}):\n{tail}")
+
+
+def start_redis_server(
+    procs: Processes,
+    port: int,
+    folder: Path,
+    log_path: Path,
+    *,
+    name: str = "redis-server",
+    max_clients: int | None = None,
+) -> Popen:
+    """A throw-away ``redis-server`` on 127.0.0.1:``port`` that keeps nothing on disk, once it
+    answers; the bench stops with its log's tail when it does not within 20 s."""
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1"]
+    argv += ["--save", "", "--appendonly", "no", "--dir", str(folder)]
+    if max_clients is not None:
+        argv += ["--maxclients", str(max_clients)]
+    proc = procs.start(name, argv, log_path=log_path)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            redis_py.Redis(port=port).ping()
+            return proc
+        except redis_py.ConnectionError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = log_path.read_text(errors="replace")[-3000:]
+                raise SystemExit(f"redis-server did not start:\n{tail}") from None
+            time.sleep(0.1)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import re
 import resource
-import sys
 import time
 from pathlib import Path
 
-import redis as redis_py
-from servers import Popen, Processes  # bench/ is not a package: on sys.path from the driver
+from servers import (  # bench/ is not a package: on sys.path from the driver
+    Popen,
+    Processes,
+    start_redis_server,
+)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -94,34 +96,8 @@ def start_redis(procs: Processes, port: int, tmp: Path, name: str) -> Popen:
     """A throw-away ``redis-server`` on ``port``, answering; its log is ``tmp/<name>.log``."""
     folder = tmp / name
     folder.mkdir(exist_ok=True)
-    proc = procs.start(
-        name,
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-            "--maxclients",
-            "10000",
-        ],
-        log_path=tmp / f"{name}.log",
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            redis_py.Redis(port=port).ping()
-            return proc
-        except redis_py.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                sys.exit("redis-server did not start:\n" + (tmp / f"{name}.log").read_text())
-            time.sleep(0.1)
+    log_path = tmp / f"{name}.log"
+    return start_redis_server(procs, port, folder, log_path, name=name, max_clients=10000)
 
 
 def scan_log(path: Path) -> tuple[int, list[str]]:

@@ -10,8 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-import redis as redis_py
-from servers import NODE_DIR, REPO_DIR, Popen, Processes, free_port  # bench/ is on sys.path
+from servers import (  # bench/ is on sys.path
+    NODE_DIR,
+    REPO_DIR,
+    Popen,
+    Processes,
+    free_port,
+    start_redis_server,
+)
 
 
 def log(msg: str) -> None:
@@ -21,34 +27,8 @@ def log(msg: str) -> None:
 def start_redis(procs: Processes, tmp: Path, ports: tuple[int, int]) -> str:
     port = free_port(*ports)
     log(f"starting redis-server on port {port}")
-    proc = procs.start(
-        "redis-server",
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp),
-        ],
-        log_path=tmp / "redis.log",
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            redis_py.Redis.from_url(url).ping()
-            return url
-        except redis_py.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = (tmp / "redis.log").read_text(errors="replace")[-2000:]
-                raise SystemExit(f"redis-server did not start:\n{tail}") from None
-            time.sleep(0.1)
+    start_redis_server(procs, port, tmp, tmp / "redis.log")
+    return f"redis://127.0.0.1:{port}/0"
 
 
 def start_server(
