@@ -44,6 +44,14 @@ async def test_from_failure_count_to_retrying_one_group(
         )
         page = await context.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        # The page's own requests after it loaded, named in a failure: which one swapped what.
+        asked: list[str] = []
+        page.on(
+            "request",
+            lambda request: asked.append(
+                f"{request.resource_type} {request.url} target={request.headers.get('hx-target')}"
+            ),
+        )
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
         failed = page.locator('tr[data-queue="email"] td[data-state="failed"] a')
         await expect(failed).to_have_text(str(len(ERRORS)))
@@ -74,7 +82,11 @@ async def test_from_failure_count_to_retrying_one_group(
             json.dumps({"error": "disk full on /var/spool"}),
         )
         await asyncio.to_thread(peer, "work", "--queue", "email", "--count", "5", "--fail")
-        await expect(groups).to_have_count(4, timeout=20000)  # SMTP is back, disk full is new
+        try:  # SMTP is back, disk full is new
+            await expect(groups).to_have_count(4, timeout=20000)
+        except AssertionError as error:
+            shown = await page.evaluate("location.href + ' ' + document.title")
+            raise AssertionError(f"{error}\nshown: {shown}\nasked:\n" + "\n".join(asked)) from None
         await expect(page.locator('[data-testid="failure-groups"]')).to_contain_text("disk full")
         assert await page.evaluate("window.bullpenNoReload === true")
         await browser.close()
