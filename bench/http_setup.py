@@ -23,6 +23,7 @@ from servers import (
     free_port,
     log,
     parse_range,
+    start_bullboard,
     start_redis_server,
     wait_http,
 )
@@ -83,21 +84,7 @@ def start_servers(
         ports[s] = port
         log_path = tmp / f"{s}.log"
         if s == "bullboard":
-            proc = procs.start(
-                "bull board",
-                [
-                    "node",
-                    str(NODE_DIR / "bullboard.mjs"),
-                    "--redis",
-                    redis_url,
-                    "--prefix",
-                    args.prefix,
-                    "--port",
-                    str(port),
-                ],
-                cwd=NODE_DIR,
-                log_path=log_path,
-            )
+            proc = start_bullboard(procs, redis_url, args.prefix, port, log_path)
             ready = BULLBOARD_URLS["overview"]
         else:
             env = dict(os.environ)

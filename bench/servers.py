@@ -171,3 +171,21 @@ def start_redis_server(
                 tail = log_path.read_text(errors="replace")[-3000:]
                 raise SystemExit(f"redis-server did not start:\n{tail}") from None
             time.sleep(0.1)
+
+
+def start_bullboard(
+    procs: Processes,
+    redis_url: str,
+    prefix: str,
+    port: int,
+    log_path: Path,
+    *,
+    queues: int | None = None,
+) -> Popen:
+    """Bull Board 9.10 on ``port`` (node/bullboard.mjs) over the queues under ``prefix``
+    (``queues``: only the first that many of the bench's own); the caller waits for it."""
+    argv = ["node", str(NODE_DIR / "bullboard.mjs"), "--redis", redis_url, "--prefix", prefix]
+    argv += ["--port", str(port)]
+    if queues is not None:
+        argv += ["--queues", str(queues)]
+    return procs.start("bull board", argv, cwd=NODE_DIR, log_path=log_path)

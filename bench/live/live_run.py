@@ -46,6 +46,7 @@ from servers import (  # bench/ is not a package: on sys.path from the driver
     free_port,
     http_get,
     parse_range,
+    start_bullboard,
     wait_http,
 )
 
@@ -94,22 +95,8 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     for _ in range(args.bullpen_processes):
         bp_ports.append(free_port(hlo, hhi, exclude={bb_port, *bp_ports}))
     bp_port = bp_ports[0]
-    bb_proc = procs.start(
-        "bull board",
-        [
-            "node",
-            str(NODE_DIR / "bullboard.mjs"),
-            "--redis",
-            redis_url,
-            "--prefix",
-            args.prefix,
-            "--port",
-            str(bb_port),
-            "--queues",
-            str(N_QUEUES),
-        ],
-        cwd=NODE_DIR,
-        log_path=tmp / "bullboard.log",
+    bb_proc = start_bullboard(
+        procs, redis_url, args.prefix, bb_port, tmp / "bullboard.log", queues=N_QUEUES
     )
     env = dict(os.environ)
     env.update(REDIS_URL=redis_url, BULLMQ_PREFIX=args.prefix, HOST="127.0.0.1")

@@ -1,20 +1,15 @@
 """Alerts that reach people: a webhook on a local HTTP receiver (retried after a 500, told once
 within the cooldown, then resolved) and e-mail through Django's locmem backend, both sent by the
 process holding the live lease and audited; the new-failure-signature rule on real failures of
-Node BullMQ; the standalone site's environment."""
+Node BullMQ (the standalone site's environment: test_alert_environment.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,65 +32,10 @@ from queues.alerts.watch import (
     webhook_target,
 )
 from tests.support.live_reads import found_within
-from tests.support.paths import ROOT
 from tests.support.peer import Peer
-from tests.support.standalone import standalone_env, standalone_value
+from tests.support.webhook_receiver import AwayReceiver, Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Receiver:
-    """A webhook receiver: records each POST, answers the statuses queued in ``answers`` for
-    its path (then 200), with a ``Location`` from ``locations``; a path in ``hanging`` answers
-    only once ``release`` is set."""
-
-    def __init__(self, port: int = 0) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.statuses: list[tuple[str, int]] = []
-        self.answers: dict[str, list[int]] = {}
-        self.locations: dict[str, str] = {}
-        self.hanging: set[str] = set()
-        self.hung = 0  # requests waiting for release now
-        self.most_hung = 0
-        self.release = threading.Event()
-        lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers["Content-Length"])
-                body = json.loads(self.rfile.read(length))
-                if self.path in receiver.hanging:
-                    with lock:
-                        receiver.hung += 1
-                        receiver.most_hung = max(receiver.most_hung, receiver.hung)
-                    receiver.release.wait(120)
-                    with lock:
-                        receiver.hung -= 1
-                queued = receiver.answers.get(self.path) or [200]
-                status = queued.pop(0)
-                receiver.bodies.append(body)
-                receiver.statuses.append((self.path, status))
-                self.send_response(status)
-                if self.path in receiver.locations:
-                    self.send_header("Location", receiver.locations[self.path])
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> Receiver:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -103,21 +43,6 @@ def receiver() -> Iterator[Receiver]:
     found = Receiver().start()
     yield found
     found.stop()
-
-
-class AwayReceiver:
-    """A receiver's address with nobody listening there, until ``start()``."""
-
-    def __init__(self) -> None:
-        away = Receiver()
-        away.server.server_close()
-        self.port = int(away.server.server_address[1])
-        self.url = away.url
-        self.started: list[Receiver] = []
-
-    def start(self) -> Receiver:
-        self.started.append(Receiver(self.port).start())
-        return self.started[-1]
 
 
 @pytest.fixture
@@ -436,85 +361,3 @@ async def test_a_new_failure_signature_shows_everywhere_alerts_do(
     options = {"billing": {"alerts": {"new_failure_signatures": None}}}
     with override_settings(BULLPEN={**bullpen_settings, "QUEUE_OPTIONS": options}):
         assert (await client.get("/queues/api/alerts/")).json()["alerts"]["billing"] == []
-
-
-@pytest.mark.unit
-def test_the_standalone_site_takes_alerts_and_metrics_from_its_environment(
-    tmp_path: Path,
-) -> None:
-    env = standalone_env(
-        "redis://127.0.0.1:1/0",
-        tmp_path,
-        ALERT_WEBHOOK_URL="https://hooks.example.com/T0/B0/x",
-        ALERT_EMAIL_TO="oncall@example.com  lead@example.com",
-        ALERT_LINK_BASE="https://ops.example.com",
-        EMAIL_HOST="smtp.example.com",
-        EMAIL_PORT="587",
-        EMAIL_HOST_USER="bullpen",
-        EMAIL_HOST_PASSWORD="pw",  # noqa: S106 - a test value
-        EMAIL_USE_TLS="1",
-        DEFAULT_FROM_EMAIL="bullpen@example.com",
-        METRICS_TOKEN="scrape-me",  # noqa: S106 - a test value
-    )
-    expression = (
-        "[s.BULLPEN['ALERTS'], s.BULLPEN['METRICS_TOKEN'], s.EMAIL_HOST, s.EMAIL_PORT,"
-        " s.EMAIL_HOST_USER, s.EMAIL_HOST_PASSWORD, s.EMAIL_USE_TLS, s.DEFAULT_FROM_EMAIL]"
-    )
-    assert standalone_value(env, expression) == [
-        {
-            "EMAIL_TO": ["oncall@example.com", "lead@example.com"],
-            "WEBHOOKS": ["https://hooks.example.com/T0/B0/x"],
-            "LINK_BASE": "https://ops.example.com",
-        },
-        "scrape-me",
-        "smtp.example.com",
-        587,
-        "bullpen",
-        "pw",
-        True,
-        "bullpen@example.com",
-    ]
-    unset = standalone_env("redis://127.0.0.1:1/0", tmp_path)
-    assert standalone_value(unset, "[s.BULLPEN['METRICS_TOKEN'], s.BULLPEN['ALERTS']]") == [
-        "",
-        {"EMAIL_TO": [], "WEBHOOKS": [], "LINK_BASE": ""},
-    ]
-
-
-def manage_py_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``manage.py check`` of the standalone site with only ``env`` (and a plain PATH)."""
-    return subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def test_the_standalone_site_takes_alert_thresholds_from_its_environment(
-    tmp_path: Path,
-) -> None:
-    given = "failure_rate_percent=12.5 waiting=None RENOTIFY=3600 RATE_WINDOW=600 INTERVAL=10"
-    env = standalone_env("redis://127.0.0.1:1/0", tmp_path, ALERT_THRESHOLDS=given)
-    assert standalone_value(env, "s.BULLPEN['ALERTS']") == {
-        "EMAIL_TO": [],
-        "WEBHOOKS": [],
-        "LINK_BASE": "",
-        "failure_rate_percent": 12.5,
-        "waiting": None,
-        "RENOTIFY": 3600,
-        "RATE_WINDOW": 600,
-        "INTERVAL": 10,
-    }
-    # A value of the wrong kind or sign: the checks refuse it, naming the key.
-    check = manage_py_check({**env, "ALERT_THRESHOLDS": "run_p95_ms=-1 COOLDOWN=soon"})
-    assert check.returncode != 0
-    assert "BULLPEN['ALERTS']['run_p95_ms'] must be a number, 0 or more" in check.stderr
-    assert "BULLPEN['ALERTS']['COOLDOWN'] must be a number of seconds" in check.stderr
-    # An item that is not key=value stops the site as its settings load.
-    loading = manage_py_check({**env, "ALERT_THRESHOLDS": "waiting"})
-    assert loading.returncode != 0
-    assert "ALERT_THRESHOLDS: 'waiting' is not <key>=<value>" in loading.stderr

@@ -26,11 +26,11 @@ from queues.alerts.state import Notice
 from queues.alerts.watch import AlertWatch, DeliverySettings
 from queues.history.recorder import HistoryRecorder
 from queues.reads.keys import QueueRef
-from tests.alerts.test_alert_delivery import Receiver
 from tests.history.history_support import feed_events, flush_closed
 from tests.support.live_reads import found_within
 from tests.support.peer import Peer
 from tests.support.servers.redis_server import RedisServer
+from tests.support.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

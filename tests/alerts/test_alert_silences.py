@@ -18,11 +18,11 @@ from dashboard.alerts.delivery import deliver
 from dashboard.models import AuditEntry
 from queues.alerts.silences import holds_key
 from queues.alerts.watch import AlertWatch, DeliverySettings
-from tests.alerts.test_alert_delivery import Receiver
 from tests.alerts.test_alert_rules import audited, receiver  # noqa: F401
 from tests.support.action_requests import AUTH
 from tests.support.live_reads import found_within
 from tests.support.peer import Peer
+from tests.support.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
