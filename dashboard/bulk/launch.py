@@ -31,6 +31,7 @@ from queues.actions import sweeps
 from queues.actions.result import ActionResult
 from queues.bulk.executor import Runner
 from queues.bulk.record import CANCELLED, DONE, ActionRecord, RequestedBy
+from queues.bulk.store import store_for
 from queues.bulk.submit import submit
 from queues.errors import BadParameter
 from queues.failures.failure_groups import forget_shared
@@ -190,6 +191,19 @@ def bar_of(record: ActionRecord) -> Bar:
         record.total,
         summary(record) if record.finished else "",
     )
+
+
+async def running_bar(ref: QueueRef) -> Bar | None:
+    """The bar of the bulk action running on ``ref`` now, for a page opened while it runs (its
+    later progress comes live); None when none runs. One read of the connection's work list,
+    and the records on it (a few at most)."""
+    if not on_redis([ref]) or not connections.state_on_redis():
+        return None
+    store = store_for(ref.connection)
+    for record in await store.load_many(await store.pending_ids()):
+        if record.ref == ref and not record.finished:
+            return bar_of(record)
+    return None
 
 
 def summary(record: ActionRecord) -> str:

@@ -16,6 +16,7 @@ from dashboard.auth.guards import page_view
 from dashboard.auth.queue_access import for_request
 from dashboard.auth.queue_lookup import queue_ref
 from dashboard.auth.viewer import can_act_on, kind_on_queue, sign_kind, viewer_kind
+from dashboard.bulk.launch import running_bar
 from dashboard.forms import preferences
 from dashboard.forms.answer import valid
 from dashboard.forms.reads import PAGE_SIZES, OverviewForm, job_page_params
@@ -138,11 +139,12 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     list_at = ReaderCounts().list_position(ref)
     # The alerts and the throughput chart come with the page, above its list: loaded after it,
     # they pushed the list down under a person's click.
-    result, alerts, throughput, groups = await asyncio.gather(
+    result, alerts, throughput, groups, bulk_bar = await asyncio.gather(
         read_job_page(ref, state, page, per_page, order),
         alerts_context(request, ref),
         series(ref, "hour"),
         _failure_groups(ref, state, info["counts"].get("failed", 0)),
+        running_bar(ref),
     )
     tabs = [s for s in STATE_TABS] + (["paused"] if info["counts"]["paused"] else [])
     kind = await kind_on_queue(request, ref.slug)
@@ -164,6 +166,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
             "alerts": alerts,
             "throughput": throughput,
             "groups": groups,
+            "bulk_bar": bulk_bar,
             "live_spec": json.dumps(
                 {
                     "watch": "queue",

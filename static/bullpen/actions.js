@@ -8,7 +8,7 @@
   "use strict";
 
   var ENDED = { done: true, cancelled: true, interrupted: true, failed: true };
-  var followed = {};  // id -> status URL: the actions this page started
+  var followed = {};  // id -> status URL: the actions this page started or opened during
   var shown = {};     // id -> true once this page said how it ended
   var finals = {};    // id -> its end, when a live message brought it before the answer did
 
@@ -98,6 +98,22 @@
     toast(s.text, false);
     if (finals[s.id]) end(finals[s.id]);
     else poll(s.id);
+  });
+
+  // A page opened while an action on its queue runs came with its bar: it follows that action
+  // to its end as the page that started it does.
+  function adoptRendered() {
+    var box = document.getElementById("bulk-progress");
+    var id = box && box.dataset.actionId;
+    if (!id || !box.dataset.statusUrl || followed[id] || shown[id]) return;
+    followed[id] = box.dataset.statusUrl;
+    if (finals[id]) end(finals[id]);
+    else poll(id);
+  }
+  document.addEventListener("DOMContentLoaded", adoptRendered);
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail && event.detail.target;
+    if (target && (target === document.body || target.id === "main")) adoptRendered();  // a page, not a bar
   });
 
   document.addEventListener("bullpen:live", function (event) {

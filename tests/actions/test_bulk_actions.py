@@ -144,6 +144,27 @@ async def test_a_page_follows_it_and_curl_reads_its_status(
     assert (await client.get("/queues/api/actions/?limit=0")).status_code == 400
 
 
+async def test_a_page_opened_while_it_runs_shows_its_bar_at_once(
+    client: AsyncClient, peer: Peer, bullpen_settings: dict[str, Any]
+) -> None:
+    await seed_failed(peer, "opened", 1000)
+    await seed_failed(peer, "beside", 1)
+    slow = {"batch_size": 100, "pause_ms": 300}  # 10 batches, 3 s: the page opens meanwhile
+    with override_settings(BULLPEN={**bullpen_settings, "ACTIONS": slow}):
+        body = accepted(await post(client, "queues/opened/retry/?state=failed"))
+        page = (await client.get("/queues/q/opened/?state=failed", headers=AUTH)).content.decode()
+        beside = (await client.get("/queues/q/beside/", headers=AUTH)).content.decode()
+        end = await finished(client, body)
+    # The bar came with the page, in the page's words, with Cancel for an operator; not on
+    # another queue's page.
+    assert f'data-action-id="{body["id"]}"' in page and "<progress" in page
+    assert "Retry all: " in page and 'data-testid="bulk-cancel"' in page
+    assert "data-action-id" not in beside
+    assert end["state"] == "done"
+    after = (await client.get("/queues/q/opened/?state=failed")).content.decode()
+    assert "data-action-id" not in after
+
+
 async def test_a_failure_group_is_fixed_when_asked_for(
     client: AsyncClient, peer: Peer, redis_client: Any
 ) -> None:

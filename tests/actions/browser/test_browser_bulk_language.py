@@ -1,5 +1,6 @@
 """In Chromium: a bulk action's bar and toasts are the server's words in each page's language,
-the action named as its button names it; its Cancel button stops it."""
+the action named as its button names it; its Cancel button stops it; a page opened while it
+runs shows its bar with the page and follows it to its end."""
 
 from __future__ import annotations
 
@@ -59,6 +60,16 @@ async def test_a_retry_all_in_german_then_cancelled(
             await expect(english.get_by_test_id("bulk-label")).to_have_text(
                 re.compile(r"^Retry all: [1-9][0-9]* of 1,200$"), timeout=20000
             )
+            # A page opened while it runs: its bar comes with the page, and the page follows
+            # the action to its end as the one that started it does.
+            late = await (
+                await browser.new_context(locale="en-US", http_credentials=OPERATOR)  # type: ignore[arg-type]
+            ).new_page()
+            opened = await late.goto(f"{server.url}{FAILED_TAB}")
+            assert opened is not None and 'data-testid="bulk-cancel"' in await opened.text()
+            await expect(late.get_by_test_id("bulk-label")).to_have_text(
+                re.compile(r"^Retry all: [1-9][0-9]* of 1,200$")
+            )
             await german.get_by_test_id("bulk-cancel").click()
             ended = re.compile(
                 r"^Abgebrochen: [1-9][0-9]* Jobs erneut versucht\. Abgebrochen von operator$"
@@ -67,6 +78,10 @@ async def test_a_retry_all_in_german_then_cancelled(
             await expect(toast).to_have_text(ended)
             await expect(german.get_by_test_id("bulk-cancel")).to_have_count(0)
             await expect(english.get_by_test_id("bulk-label")).to_have_text(
+                re.compile(r"^Cancelled: [1-9][0-9]* jobs retried\. Cancelled by operator$"),
+                timeout=20000,
+            )
+            await expect(late.locator("#toast")).to_have_text(
                 re.compile(r"^Cancelled: [1-9][0-9]* jobs retried\. Cancelled by operator$"),
                 timeout=20000,
             )
