@@ -61,7 +61,11 @@ async def test_wait_and_run_histograms_and_the_oldest_waiting_job(
         if s.name.endswith("_bucket") and s.labels["queue"] == "mail"
     }
     assert buckets["0.025"] == 0 and buckets["+Inf"] == 12
-    assert buckets["0.1"] == sum(1 for value in runs if value <= 100)
+    # The sketch places a job within 1 % of its bound: a run that close to 100 ms (a loaded
+    # machine makes some) may count on either side of it.
+    below = sum(1 for value in runs if value < 100 / 1.01)
+    near = sum(1 for value in runs if 100 / 1.01 <= value <= 100 * 1.01)
+    assert below <= buckets["0.1"] <= below + near, (buckets, runs)
     wait = [s for s in families["bullpen_job_wait_seconds"].samples if s.name.endswith("_count")]
     assert [(s.labels["queue"], s.value) for s in wait] == [("mail", 12)]
     [age] = [
