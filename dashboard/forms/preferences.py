@@ -1,6 +1,7 @@
 """Preferences a browser remembers (a job list's size and order, the tab a queue opens at, how
-deep JSON opens, the overview's order, groups and queues per page), kept in a cookie the pages
-read: a page arrives as chosen, in one load.
+deep JSON opens, the overview's order, groups and queues per page, the colour scheme), kept in a
+cookie the pages read: a page arrives as chosen, in one load (the scheme on ``<html>`` before
+the first paint).
 
 The browser writes the cookie (static/bullpen/app.js) as a query string of the names below; the
 server trusts none of it: each value passes the same checks as the query string's parameter it
@@ -30,6 +31,8 @@ QUEUE = {"tab": "state", "jobs_per_page": "per_page", "jobs_order": "order"}
 # How deep JSON trees open: the server renders two levels open.
 JSON_DEPTHS = ("1", "2", "3", "5", "all")
 DEFAULT_JSON_DEPTH = "2"
+# The colour schemes a browser may choose over its system's.
+THEMES = ("light", "dark")
 
 
 def cookie_path() -> str:
@@ -101,4 +104,11 @@ def remembered(request: HttpRequest) -> dict[str, str]:
     found.update({name: value for name, param in QUEUE.items() if (value := queue.get(param))})
     depth = str(stored.get("json_depth", ""))
     found["json_depth"] = depth if depth in JSON_DEPTHS else DEFAULT_JSON_DEPTH
+    found["theme"] = theme(request)
     return found
+
+
+def theme(request: HttpRequest) -> str:
+    """The colour scheme chosen in this browser: light, dark, or "system" (its system's)."""
+    chosen = str(_stored(request).get("theme", ""))
+    return chosen if chosen in THEMES else "system"

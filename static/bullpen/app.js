@@ -210,7 +210,8 @@
 })();
 
 // Preferences remembered by this browser: the job lists' page size and order, the tab a queue
-// opens at, how deep JSON opens, and the overview's order, groups and queues per page. They
+// opens at, how deep JSON opens, the overview's order, groups and queues per page, and the
+// colour scheme. They
 // are kept in a cookie the server reads and checks (dashboard/forms/preferences.py), so a page
 // arrives as chosen; its query string wins over them. This only writes what was chosen in the
 // controls the server rendered: the dialog names the cookie and shows what is kept.
@@ -295,7 +296,38 @@
   });
   window.bullpenShowShortcuts = showDialog;
 
+  // The colour scheme chosen in the header: shown at once, and kept for the server to render
+  // every later page in it ("system": its system's, nothing kept).
+  function applyTheme(choice) {
+    if (choice === "light" || choice === "dark") document.documentElement.dataset.theme = choice;
+    else delete document.documentElement.dataset.theme;
+  }
+  document.addEventListener("change", function (event) {
+    if (event.target.id !== "theme-choice") return;
+    applyTheme(event.target.value);
+    save({ theme: event.target.value === "system" ? "" : event.target.value });
+  });
+  document.addEventListener("click", function (event) {
+    if (!event.target.closest || !event.target.closest("#shortcuts .prefs-forget")) return;
+    applyTheme("system");
+    var choice = document.getElementById("theme-choice");
+    if (choice) choice.value = "system";
+  });
+
   // Kept by an earlier version in this browser's storage: moved to the cookie once.
+  try {
+    var OLD_THEME = "bullpen.theme.v1";
+    var theme = window.localStorage.getItem(OLD_THEME);
+    if (theme !== null) {
+      window.localStorage.removeItem(OLD_THEME);
+      if (theme === "light" || theme === "dark") {
+        save({ theme: theme });
+        applyTheme(theme);
+        var select = document.getElementById("theme-choice");
+        if (select) select.value = theme;
+      }
+    }
+  } catch (e) { /* unreadable or blocked storage: nothing to move */ }
   try {
     var OLD_KEY = "bullpen.prefs.v1";
     var old = window.localStorage.getItem(OLD_KEY);

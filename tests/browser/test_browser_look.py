@@ -8,9 +8,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import BrowserContext, Page, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
@@ -105,6 +106,12 @@ async def background(page: Page) -> float:
     return float(await page.locator("body").evaluate(LUMINANCE))
 
 
+async def prefs_cookie(context: BrowserContext) -> str:
+    """The preferences cookie's value in ``context`` ("" when there is none)."""
+    found = [c["value"] for c in await context.cookies() if c["name"] == "bullpen_prefs"]
+    return unquote(found[0]) if found else ""
+
+
 async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
     peer: Peer, site: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
@@ -143,14 +150,16 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
         await expect(choice).to_have_value("light")
         assert await background(page) > 0.8
         assert await badge.evaluate(FILL) == "rgb(179, 38, 30)"
-        stored = await page.evaluate("localStorage.getItem('bullpen.theme.v1')")
-        assert stored == "light"
+        # Kept in the preferences cookie: the server renders the next page in it.
+        assert "theme=light" in await prefs_cookie(dark)
+        reloaded = await page.reload()
+        assert reloaded is not None and 'data-theme="light"' in await reloaded.text()
 
         # Back to the system's scheme: the stored choice is gone.
         await choice.select_option("system")
         assert await background(page) < 0.05
         assert await badge.evaluate(FILL) == "rgb(164, 40, 31)"
-        assert await page.evaluate("localStorage.getItem('bullpen.theme.v1')") is None
+        assert "theme=" not in await prefs_cookie(dark)
         assert await page.evaluate("window.__violations") == []
 
         # A light system: light by default, dark when chosen, remembered.

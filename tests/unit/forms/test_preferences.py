@@ -67,6 +67,16 @@ def test_the_dialog_shows_the_kept_values_and_the_default_depth() -> None:
         "overview_group": "head",
         "tab": "failed",
         "json_depth": preferences.DEFAULT_JSON_DEPTH,
+        "theme": "system",
     }
     made = request(cookie="json_depth=all")
     assert preferences.remembered(made)["json_depth"] == "all"
+
+
+def test_the_colour_scheme_is_light_dark_or_the_systems() -> None:
+    assert preferences.theme(request(cookie="theme=dark")) == "dark"
+    assert preferences.theme(request(cookie="theme=light&tab=failed")) == "light"
+    # Anything else (a hand-edited or hostile value) is the system's scheme.
+    for kept in ("", "theme=", "theme=DARK", 'theme="><script>', "theme=system"):
+        assert preferences.theme(request(cookie=kept)) == "system", kept
+    assert preferences.remembered(request(cookie="theme=dark"))["theme"] == "dark"
