@@ -13,9 +13,10 @@ as a served page finds it; then requests the page ``--views`` times through Djan
 handler (middleware, view, templates) and prints each request's CPU time (``process_time``, the
 reader's work meanwhile included), wall time and HTML bytes, then their medians.
 
-``--hogs N``: after each request, the N coroutines that held the event loop longest meanwhile
-(loop_hogs.py): the request's own steps and the reader's. ``--profile N``: one more request
-under cProfile, its N costliest functions by their own time and by cumulative time
+``--renders N``: the last page's templates rendered N times more from its context, their
+CPU alone. ``--hogs N``: after each request, the N coroutines that held the event loop longest
+meanwhile (loop_hogs.py): the request's own steps and the reader's. ``--profile N``: one more
+request under cProfile, its N costliest functions by their own time and by cumulative time
 (``--stats FILE``: the whole profile, for ``pstats``). ``--html FILE``: the last page's HTML
 (to compare two trees' pages for one Redis state).
 """
@@ -32,6 +33,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.getcwd())
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bullpen_site.settings")
@@ -43,12 +45,36 @@ import django
 django.setup()
 
 from django.test import AsyncClient  # noqa: E402
+from django.utils import translation  # noqa: E402
 
 from dashboard.live import channel_groups  # noqa: E402
+from dashboard.pages import views  # noqa: E402
 from queues.reads.discovery import discovered  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loop_hogs import LoopHogs  # noqa: E402
+
+# The last page's render (request, template, context), made again by ``--renders``.
+rendered: list[Any] = []
+_render = views.render
+
+
+def _kept_render(request: Any, template: str, context: Any, *rest: Any, **kw: Any) -> Any:
+    rendered[:] = [request, template, context]
+    return _render(request, template, context, *rest, **kw)
+
+
+def renders(times: int) -> None:
+    """The last page's templates rendered again ``times`` times, from its own context: their
+    CPU alone (the reader cannot run during a render, which never awaits)."""
+    request, template, context = rendered
+    cpu = []
+    for _ in range(times):
+        c0 = time.process_time()
+        _render(request, template, context)
+        cpu.append((time.process_time() - c0) * 1000)
+    print(f"the page's render, {times} times: CPU min {min(cpu):,.1f} ms, median "
+          f"{statistics.median(cpu):,.1f} ms", flush=True)  # fmt: skip
 
 
 async def run(args: argparse.Namespace) -> bytes:
@@ -85,6 +111,9 @@ async def run(args: argparse.Namespace) -> bytes:
         await asyncio.sleep(args.pause)
     print(f"median of {args.views}: CPU {statistics.median(cpu):,.0f} ms, wall "
           f"{statistics.median(wall):,.0f} ms ({len(refs):,} queues)", flush=True)  # fmt: skip
+    if args.renders:
+        with translation.override(answer.headers.get("Content-Language", "en")):
+            renders(args.renders)
     if args.profile:
         profile = cProfile.Profile()
         profile.enable()
@@ -108,12 +137,14 @@ def main() -> int:
     ap.add_argument("--settle", type=float, default=5, help="seconds after it vouches")
     ap.add_argument("--pause", type=float, default=1, help="seconds between requests")
     ap.add_argument("--profile", type=int, default=0, help="functions shown of a profiled one")
+    ap.add_argument("--renders", type=int, default=0, help="times the last page is rendered")
     ap.add_argument("--hogs", type=int, default=0, help="coroutines that held the loop, shown")
     ap.add_argument("--stats", help="write the profiled request's statistics to this file")
     ap.add_argument("--html", help="write the last page's HTML to this file")
     args = ap.parse_args()
     if args.hogs:
         LoopHogs.install()
+    views.render = _kept_render  # type: ignore[assignment]
     html = asyncio.run(run(args))
     if args.html:
         Path(args.html).write_bytes(html)
