@@ -16,6 +16,7 @@ from dashboard.live import channel_groups
 from queues.live.follower import VIEW_LAG
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
+from queues.redis import connections
 from queues.redis.per_connection import by_connection
 
 
@@ -30,7 +31,10 @@ class ReaderCounts:
 
     def __call__(self, refs: list[QueueRef]) -> Mapping[QueueRef, QueueSummary]:
         known: dict[QueueRef, QueueSummary] = {}
-        for name, share in by_connection(refs).items():
+        # One connection holds every queue: no split of 10,000 references to make.
+        one = refs and not connections.several()
+        shares = {refs[0].connection: refs} if one else by_connection(refs)
+        for name, share in shares.items():
             follower = self.followers.get(name)
             if follower is None:
                 self.complete = False

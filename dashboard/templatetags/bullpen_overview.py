@@ -8,10 +8,12 @@ from collections.abc import Container
 from typing import Any
 
 from django import template
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils.formats import number_format
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
-from django.utils.translation import gettext, ngettext
+from django.utils.html import conditional_escape, escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language, gettext, ngettext
 
 from dashboard.pages.overview_list import ListQuery
 from dashboard.pages.overview_list import alert_row_class as _alert_row_class
@@ -78,6 +80,13 @@ def group_part(key: str) -> str:
     return part_id("g", str(key))
 
 
+# A queue's count cell, the same for the page and its live updates.
+_CELL = (
+    '<td id="{row}-{state}" class="num state-{state}{zero}{flash}" data-state="{state}" '
+    'data-state-label="{label}"><a href="{url}?state={state}" aria-label="{says}">{number}</a></td>'
+)
+
+
 @register.simple_tag
 def state_cells(
     queue: dict[str, Any], queue_url: str, states: tuple[str, ...], changed: Container[str] = ()
@@ -86,39 +95,61 @@ def state_cells(
     here rather than by a template loop, which costs the overview most of its render time).
     Each link's name stands alone ("14 failed jobs in documents"). The overview's live
     updates render the cells of a queue whose counts moved with this same tag (ids
-    ``row_part-state``); ``changed``: the states whose number moved, which flash."""
+    ``row_part-state``); ``changed``: the states whose number moved, which flash. Every part
+    is escaped as ``format_html`` would; the words of a state and of a number are looked up
+    once per language, not once a cell."""
     counts = queue["counts"]
     name = visible_text(queue["displayName"])
-    labels = {state: state_label(state) for state in states}
-    row = row_part(queue.get("slug", ""))
-    return format_html_join(
-        "\n      ",
-        '<td id="{}-{}" class="num state-{}{}{}" data-state="{}" data-state-label="{}">'
-        '<a href="{}?state={}" aria-label="{}">{}</a></td>',
-        (
-            (
-                row,
-                state,
-                state,
-                "" if counts.get(state) else " zero",
-                " flash" if state in changed else "",
-                state,
-                labels[state],
-                queue_url,
-                state,
-                count_label(counts.get(state, 0), state, name),
-                number_format(counts.get(state, 0), force_grouping=True),
+    row = escape(row_part(queue.get("slug", "")))
+    url = conditional_escape(queue_url)
+    language = get_language()
+    cells = []
+    for state in states:
+        count = counts.get(state, 0)
+        key, label, spoken = _state_words(language, state)
+        number, words = _count_words(language, count)
+        says = escape(words.format(n=count, state=spoken, queue=name))
+        zero = "" if count else " zero"
+        flash = " flash" if state in changed else ""
+        cells.append(
+            _CELL.format(
+                row=row,
+                state=key,
+                zero=zero,
+                flash=flash,
+                label=label,
+                url=url,
+                says=says,
+                number=number,
             )
-            for state in states
-        ),
-    )
+        )
+    return mark_safe("\n      ".join(cells))  # noqa: S308 - every part escaped above
 
 
 def count_label(count: int, state: str, queue_name: str) -> str:
     """What a count link says to a screen reader."""
+    words = _count_words(get_language(), count)[1]
+    return words.format(n=count, state=_state_words(get_language(), state)[2], queue=queue_name)
+
+
+@functools.lru_cache(maxsize=256)
+def _state_words(language: str | None, state: str) -> tuple[str, str, str]:
+    """A state's key escaped, its label escaped, and its name as a sentence says it, in the
+    active ``language`` (the catalogs stay while the process runs)."""
+    label = state_label(state)
+    return escape(state), escape(label), label.replace("-", " ")
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_words(language: str | None, count: int) -> tuple[str, str]:
+    """``count`` as the page writes it (escaped), and the sentence its plural takes, in the
+    active ``language``."""
     words = ngettext("{n} {state} job in {queue}", "{n} {state} jobs in {queue}", count)
-    return words.format(n=count, state=_label_state(state), queue=queue_name)
+    return escape(number_format(count, force_grouping=True)), words
 
 
-def _label_state(state: str) -> str:
-    return state_label(state).replace("-", " ")
+@receiver(setting_changed)
+def _forget_words(**_kwargs: Any) -> None:
+    # A test's other number format or language settings: the words are looked up again.
+    _state_words.cache_clear()
+    _count_words.cache_clear()
