@@ -95,7 +95,10 @@ class ViewerSet:
             assert child.stdin is not None
             child.stdin.write(command.encode() + b"\n")
             await child.stdin.drain()
-        return list(await asyncio.gather(*(self._reply(c, 60) for c in self.children)))
+        # A child behind on its sockets' messages answers after them: 1,000 viewers on a
+        # saturated machine took over a minute.
+        wait_s = max(60.0, self.n / 5)
+        return list(await asyncio.gather(*(self._reply(c, wait_s) for c in self.children)))
 
     @property
     def pids(self) -> list[int]:
