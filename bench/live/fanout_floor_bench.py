@@ -10,7 +10,9 @@ writes the same frame to every open socket every ``--interval`` ms (encoded once
 each: ``broadcast``); client processes of ``--per-process`` sockets each (as bench/live/
 live_bench.py opens its viewers) take each frame's send time from it. No Django, no channel
 layer, no Redis: what is left is the machine's own cost of writing and reading that many
-frames. Prints p50/p99/max send→receipt per viewer count and the server's CPU.
+frames. Prints p50/p99/max send→receipt per viewer count, the server's CPU and the client
+processes' (``--viewer-impl node``: Node's WebSocket client, bench/node/live_viewers.mjs,
+instead of Python ``websockets``; both on the same two cores as the server).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - the project venv has it
     sys.exit(f"fanout_floor_bench.py needs {exc.name!r}: run it with ./.venv/bin/python")
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+NODE_VIEWERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../node/live_viewers.mjs")
 
 
 def now_ms() -> float:
@@ -60,6 +63,8 @@ async def child(port: int, n: int, seconds: float) -> None:
                     break
                 t = now_ms()
                 frame = json.loads(raw)
+                if frame.get("end"):
+                    break
                 if frame["kept"]:  # not a frame of the settle
                     lat.append(t - frame["at"])
 
@@ -67,9 +72,19 @@ async def child(port: int, n: int, seconds: float) -> None:
     print(json.dumps(lat))
 
 
-def cpu_seconds() -> float:
-    with open(f"/proc/{os.getpid()}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
+def machine_seconds() -> float:
+    """CPU-seconds every core has been busy (not idle nor waiting), from /proc/stat."""
+    with open("/proc/stat") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / CLK_TCK
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    try:
+        with open(f"/proc/{pid or os.getpid()}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:  # a client that has already ended
+        return math.nan
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -95,25 +110,36 @@ async def window(args: argparse.Namespace, viewers: int) -> dict[str, Any]:
         while left > 0:
             n = min(args.per_process, left)
             left -= n
-            procs.append(
-                await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    __file__,
-                    "--child",
-                    f"{port},{n},{args.settle + args.window}",
-                    stdout=subprocess.PIPE,
-                )
-            )
+            # The last frame ends the clients; their own limit only guards against a lost one.
+            spec = f"{port},{n},{args.settle + args.window + 120}"
+            if args.viewer_impl == "node":
+                cmd = ["node", "--experimental-websocket", NODE_VIEWERS, "--floor", spec]
+            else:
+                cmd = [sys.executable, __file__, "--child", spec]
+            procs.append(await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.PIPE))
         await asyncio.wait_for(all_open.wait(), 60)
         start_cpu, start = cpu_seconds(), time.monotonic()
+        # The clients' CPU over the counted frames, sampled while every client still runs.
+        clients: list[tuple[float, float]] = []
         frames = 0
         while time.monotonic() - start < args.settle + args.window:
             # One text frame for everyone: the bytes are made once, written to each socket.
             counted = time.monotonic() - start >= args.settle
+            if (counted and not clients) or (
+                len(clients) == 1 and time.monotonic() - start >= args.settle + args.window - 1
+            ):
+                own = sum(cpu_seconds(p.pid) for p in procs)
+                clients.append((time.monotonic(), own, cpu_seconds(), machine_seconds()))
             broadcast(sockets, json.dumps({"at": now_ms(), "kept": counted, "pad": pad}))
             frames += 1
             await asyncio.sleep(args.interval / 1000)
         cpu = (cpu_seconds() - start_cpu) / (time.monotonic() - start)
+        broadcast(sockets, json.dumps({"end": True}))
+        (t0, c0, s0, m0), (t1, c1, s1, m1) = clients[0], clients[-1]
+        span = t1 - t0 if t1 > t0 else math.nan
+        clients_cpu = (c1 - c0) / span
+        # What else ran on the machine meanwhile (other work shares these cores).
+        other_cpu = (m1 - m0 - (c1 - c0) - (s1 - s0)) / span
         lat: list[float] = []
         for proc in procs:
             out, _ = await proc.communicate()
@@ -127,6 +153,8 @@ async def window(args: argparse.Namespace, viewers: int) -> dict[str, Any]:
         "p99": pct(kept, 99),
         "max": max(kept, default=math.nan),
         "cpu": cpu,
+        "clients_cpu": clients_cpu,
+        "other_cpu": other_cpu,
         "load": os.getloadavg()[0],
     }
 
@@ -139,6 +167,7 @@ def main() -> None:
     ap.add_argument("--window", type=float, default=15.0)
     ap.add_argument("--settle", type=float, default=3.0)
     ap.add_argument("--per-process", type=int, default=125)
+    ap.add_argument("--viewer-impl", choices=("python", "node"), default="python")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -148,14 +177,17 @@ def main() -> None:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
     print(
-        "| viewers | frames/s per viewer | send→receipt p50 / p99 / max ms | server CPU | load |\n"
-        "|---:|---:|---:|---:|---:|"
+        f"viewers: {args.viewer_impl}, {args.per_process} a process\n"
+        "| viewers | frames/s per viewer | send→receipt p50 / p99 / max ms | server CPU |"
+        " viewers' CPU | other CPU | load |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|"
     )
     for viewers in (int(v) for v in args.viewers.split(",")):
         found = asyncio.run(window(args, viewers))
         print(
             f"| {viewers} | {1000 / args.interval:.0f} | {found['p50']:.1f} / {found['p99']:.1f}"
-            f" / {found['max']:.1f} | {found['cpu']:.0%} | {found['load']:.1f} |",
+            f" / {found['max']:.1f} | {found['cpu']:.0%} | {found['clients_cpu']:.0%}"
+            f" | {found['other_cpu']:.0%} | {found['load']:.1f} |",
             flush=True,
         )
 

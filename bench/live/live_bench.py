@@ -56,6 +56,7 @@ from live_settings import (  # noqa: E402
     VIEWERS_PER_PROCESS,
     log,
 )
+from live_viewer_set import VIEWER_IMPLS  # noqa: E402
 from servers import Processes  # noqa: E402
 
 
@@ -75,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=VIEWERS_PER_PROCESS,
         help=f"viewers per client process (default {VIEWERS_PER_PROCESS})",
+    )
+    ap.add_argument(
+        "--viewer-impl",
+        choices=VIEWER_IMPLS,
+        default="python",
+        help="viewer client processes: Python websockets (default) or Node's WebSocket client "
+        "(bench/node/live_viewers.mjs, the same messages and latency at less CPU)",
     )
     ap.add_argument("--window", type=float, help="seconds per measurement window (default 60)")
     ap.add_argument("--settle", type=float, help="seconds after opening viewers (default 10)")

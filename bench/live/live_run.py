@@ -190,7 +190,8 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
     meta["windows"] = (
         f"{args.window:g} s each after {args.settle:g} s settle ({args.warmup:g} s load warm-up); "
         f"{args.queue_share:.0%} of viewers on the {QUEUE_PAGE} queue page, the rest on the "
-        f"overview, {args.viewers_per_process} viewers per client process; Bull Board tabs "
+        f"overview, {args.viewers_per_process} viewers per client process ({args.viewer_impl}); "
+        "Bull Board tabs "
         f"poll {BULLBOARD_POLL} every {BULLBOARD_INTERVAL:g} s"
     )
     meta["versions"] = ", ".join(
@@ -200,7 +201,9 @@ def run(args: argparse.Namespace, procs: Processes, tmp: Path, stamp: str, fd_li
             f"daphne {python_pkg_version('daphne')}",
             f"channels {python_pkg_version('channels')}",
             f"redis-py {python_pkg_version('redis')}",
-            f"websockets {python_pkg_version('websockets')} (viewers)",
+            f"websockets {python_pkg_version('websockets')} (viewers)"
+            if args.viewer_impl == "python"
+            else "node's WebSocket client (viewers)",
             f"node {cmd_output(['node', '--version']).lstrip('v')}",
             f"bullmq {node_pkg_version('bullmq')}",
             f"@bull-board/api {node_pkg_version('@bull-board/api')}",

@@ -72,7 +72,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
     for n in a.viewers:
         log(f"Bullpen, {n} viewer(s): opening websockets")
         t0 = time.monotonic()
-        viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
+        viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n), a.viewer_impl)
         await viewers.open(ctx.bullpen_ports, ctx.rec, open_wait(n))
         connect_s = time.monotonic() - t0
         if not ctx.extensions and viewers.extensions:
@@ -115,7 +115,7 @@ async def run_windows(ctx: Ctx, meta: dict[str, Any]) -> list[Window]:
     if a.soak_minutes > 0:
         n = a.soak_viewers
         log(f"soak: {n} viewers for {a.soak_minutes:g} min, RSS every {a.soak_sample:g} s")
-        viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n))
+        viewers = ViewerSet(n, viewer_kinds(n, a.queue_share), client_procs(a, n), a.viewer_impl)
         await viewers.open(ctx.bullpen_ports, ctx.rec, open_wait(n))
         try:
             await asyncio.sleep(settle)

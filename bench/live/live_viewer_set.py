@@ -11,11 +11,19 @@ import sys
 from typing import Any
 
 from live_hist import hist_from_json
-from live_settings import CHILD_REPLY_LIMIT, LIVE_DIR
+from live_settings import CHILD_REPLY_LIMIT, LIVE_DIR, N_QUEUES, NODE_DIR, QUEUE_PAGE, WS_PATH
 from live_viewers import Recorder, Viewer, ViewerStats, close_viewers, open_viewers
 
 # Run by path, so its own folder (bench/live/) is on its sys.path.
 CHILD_SCRIPT = str(LIVE_DIR / "live_viewer_child.py")
+# The same viewers in Node (its built-in WebSocket client), at a fraction of the CPU.
+NODE_CHILD = ["node", "--experimental-websocket", str(NODE_DIR / "live_viewers.mjs")]
+VIEWER_IMPLS = ("python", "node")
+
+
+def child_command(impl: str) -> list[str]:
+    """The command line of a viewer child of ``impl`` ("python" or "node"), before its spec."""
+    return [sys.executable, CHILD_SCRIPT] if impl == "python" else list(NODE_CHILD)
 
 
 class ViewerSet:
@@ -24,12 +32,14 @@ class ViewerSet:
     Several hundred viewers are spread over child processes: one Python process cannot take
     500 sockets' messages as they arrive, and the time they wait in its event loop would be
     counted as Bullpen's latency (real viewers are separate browsers on separate machines).
+    Node viewers (``impl`` "node") always run in child processes.
     """
 
-    def __init__(self, n: int, kinds: list[str], procs: int) -> None:
+    def __init__(self, n: int, kinds: list[str], procs: int, impl: str = "python") -> None:
         self.n = n
         self.kinds = kinds
         self.procs = procs
+        self.impl = impl
         self.local: list[Viewer] = []
         self.children: list[asyncio.subprocess.Process] = []
         self.extensions = ""
@@ -40,7 +50,7 @@ class ViewerSet:
 
     async def open(self, ports: list[int], rec: Recorder, wait_s: float) -> None:
         """Open every viewer, spread over the server processes on ``ports`` in turn."""
-        if self.procs <= 1:
+        if self.procs <= 1 and self.impl == "python":
             self.local = await open_viewers(ports, self.kinds, rec, wait_s)
             ws = self.local[0].ws if self.local else None
             if ws is not None and ws.response is not None:
@@ -53,10 +63,11 @@ class ViewerSet:
         for share in shares:
             if not share:
                 continue
+            spec = {"ports": ports, "viewers": share, "wait_s": wait_s}
+            spec.update(n_queues=N_QUEUES, queue_page=QUEUE_PAGE, ws_path=WS_PATH)
             child = await asyncio.create_subprocess_exec(
-                sys.executable,
-                CHILD_SCRIPT,
-                json.dumps({"ports": ports, "viewers": share, "wait_s": wait_s}),
+                *child_command(self.impl),
+                json.dumps(spec),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 limit=CHILD_REPLY_LIMIT,
@@ -84,7 +95,10 @@ class ViewerSet:
             assert child.stdin is not None
             child.stdin.write(command.encode() + b"\n")
             await child.stdin.drain()
-        return list(await asyncio.gather(*(self._reply(c, 60) for c in self.children)))
+        # A child behind on its sockets' messages answers after them: 1,000 viewers on a
+        # saturated machine took over a minute.
+        wait_s = max(60.0, self.n / 5)
+        return list(await asyncio.gather(*(self._reply(c, wait_s) for c in self.children)))
 
     @property
     def pids(self) -> list[int]:
