@@ -36,13 +36,17 @@ def snapshot(
     """The followers' last known counts (no Redis read): ``slug``'s from its connection's
     follower, or every connection's for an overview (None unless each has some); only those
     changed after ``since``, the version the page was rendered at, when it names the readers'
-    present era (an empty message when nothing changed)."""
+    present era (an empty message when nothing changed); None with a store connection."""
     version = since or None
     if slug is not None:
         connection = connections.split_slug(slug)[0]
         return next(
             (f.snapshot(slug, version) for f in running if f.connection == connection), None
         )
+    if connections.postgres_names():
+        # A store's counts are no follower's: an overview's are read, or its mirror would
+        # lack the store's queues (their totals, and the rows they drop once obliterated).
+        return None
     if len(running) == 1:
         return running[0].snapshot(version=version)
     entries: list[protocol.OverviewEntry] = []

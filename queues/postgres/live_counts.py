@@ -14,6 +14,13 @@ wait to take over, and the pages of every process get its messages through the c
 Without one (PostgreSQL stores alone) every process reads for its own pages and beats for them
 as the Redis follower does: a store serves one listening session per server process, whatever
 the number of pages.
+
+BullMQ's ``obliterate`` deletes a queue's rows with no notification (only the pause before it
+sends one). A queue read with no job and not paused, unlike what was last sent, one that
+discovery no longer lists, and every ``poll_s`` the queues open pages show, are asked whether
+the store holds anything of them; those it holds nothing of are gone (as the Redis follower
+finds them: queues/live/following.py): no longer listed, an overview drops their rows, a queue
+page says its queue is gone. A read that fails proves nothing gone.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any
 
 import psycopg
 
+from queues.config.settings import get_config
 from queues.live import protocol as live_protocol
 from queues.live.interest import Interest
 from queues.live.outbox import Outbox, Publish
@@ -32,8 +40,9 @@ from queues.live.protocol import CountsEntry
 from queues.live.schedule import Periodic
 from queues.live.settings import LiveSettings
 from queues.postgres.live_rows import PostgresLiveRows
-from queues.postgres.queue_reads import ref_of, summaries
+from queues.postgres.queue_reads import gone, ref_of, summaries
 from queues.postgres.urls import parse_postgres_url
+from queues.reads import discovery
 from queues.reads.counts import QueueSummary
 from queues.reads.discovery import discovered_on
 from queues.reads.keys import QueueRef
@@ -73,6 +82,9 @@ class PostgresLiveCounts:
         self.pass_s = min(poll_s, settings.interest_interval)
         # With no Redis follower beating for the pages, this reader does.
         self.heartbeat = None if shared else Periodic(settings.heartbeat_interval)
+        # The queues open pages show are checked for being gone this often: a busy store's
+        # notifications may keep the quiet re-read of every queue away.
+        self.shown_check = Periodic(poll_s)
         self._quiet_since = 0.0
 
     async def _read_reasons(self, found: list[QueueSummary]) -> None:
@@ -111,6 +123,8 @@ class PostgresLiveCounts:
                     await self._send(list((await discovered_on(self.connection)).queues))
                 else:
                     await self._send(await self._changed(conn))
+                    if self.shown_check.due():
+                        await self._drop_gone(self._shown())
                 if self.heartbeat is not None and self.heartbeat.due():
                     beat = live_protocol.status_message(True, beat=True, connection=self.connection)
                     self.outbox.emit(("status",), beat)
@@ -143,17 +157,56 @@ class PostgresLiveCounts:
             if time.monotonic() - self._quiet_since < self.poll_s:
                 return []
             self._quiet_since = time.monotonic()
-            return list((await discovered_on(self.connection)).queues)
+            listed = (await discovered_on(self.connection)).queues
+            # Those discovery no longer lists are read too: gone, or listed again by its scan.
+            return [*listed, *(set(self.last_sent) - set(listed))]
         self._quiet_since = time.monotonic()
         async for note in conn.notifies(timeout=self.settle_s):
             named.add(note.payload)
         return [ref_of(name, self.connection) for name in sorted(named)]
+
+    def _shown(self) -> list[QueueRef]:
+        """The queues sent whose rows an open overview shows or whose page is open."""
+        slugs = self.rows.watching.queues | self.rows.watching.shown
+        return [ref for ref in self.last_sent if ref.slug in slugs]
+
+    def _emptied(self, summary: QueueSummary) -> bool:
+        """Read with no job and not paused, as it was not last sent: maybe obliterated."""
+        if summary.paused or any(summary.counts.values()):
+            return False
+        sent = self.last_sent.get(summary.ref)
+        return sent is None or sent["paused"] or any(sent["counts"].values())
+
+    async def _drop_gone(self, refs: list[QueueRef]) -> set[QueueRef]:
+        """Those of ``refs`` the store confirms gone: no longer listed nor sent, the pages told
+        (a configured queue is always listed: its counts stay, read as they are)."""
+        configured = {QueueRef.from_slug(slug) for slug in get_config()["QUEUES"]}
+        found = await gone(self.connection, [ref for ref in refs if ref not in configured])
+        if not found:
+            return found
+        sent = []
+        for ref in found:
+            discovery.forget(ref)
+            self.reasons.pop(ref, None)
+            if self.last_sent.pop(ref, None) is not None:
+                sent.append(ref.slug)
+        if sent:
+            message = live_protocol.overview_counts_message([], 0, None, sorted(sent))
+            self.outbox.emit(("overview",), message)
+        # Every gone queue's page, not only those watched as last read: a page whose watch
+        # this pass has not taken yet is told too (a topic nobody watches costs nothing).
+        for slug in sorted({ref.slug for ref in found}):
+            self.outbox.emit(("queue", slug), live_protocol.gone_message(slug))
+        await self.outbox.send()
+        return found
 
     async def _send(self, refs: list[QueueRef]) -> None:
         if not refs:
             return
         changed: list[CountsEntry] = []
         found = await summaries(self.connection, refs)
+        dropped = await self._drop_gone([item.ref for item in found if self._emptied(item)])
+        found = [item for item in found if item.ref not in dropped]
         await self._read_reasons(found)
         for summary in found:
             entry = live_protocol.counts_entry(

@@ -1,7 +1,11 @@
 """A Postgres store's queues and their counts, read through BullMQ's schema.
 
-Discovery lists every queue with a job, a meta row or a scheduler (a walk of the job table's
-primary key, one step per queue, not per job), plus the configured names. Counts are BullMQ's
+Discovery lists every queue with a job, an event, a scheduler or a meta row of its own (walks
+of the job and event tables' primary keys, one step per queue, not per row), plus the
+configured names. The meta rows every BullMQ ``Queue`` writes as it connects (its version and
+events cap) do not make a queue: a ``Queue`` connecting while its queue is obliterated writes
+them again after BullMQ's ``obliterate`` deleted them (Node's ``new Queue(name).obliterate()``
+does), and the queue is gone all the same. Counts are BullMQ's
 own ``get_counts`` and ``get_queue_meta`` per queue, all sent in one round trip.
 """
 
@@ -18,17 +22,38 @@ from queues.reads.discovery import Discovered
 from queues.reads.keys import QueueRef
 from queues.reads.workers import WorkerConnection
 
-# Distinct queues of the job table by its (queue, id) key: one index probe per queue.
+# The meta fields a BullMQ Queue writes as it connects (Node's ``metaValues``).
+CONNECT_META = ("version", "opts.maxLenEvents")
+
+# Distinct queues of the job and event tables by their (queue, id) keys: one index probe per
+# queue.
 _QUEUES_SQL = """
-WITH RECURSIVE walk(queue) AS (
+WITH RECURSIVE jobs(queue) AS (
   SELECT min(queue) FROM job
   UNION ALL
-  SELECT (SELECT min(queue) FROM job WHERE job.queue > walk.queue) FROM walk
-  WHERE walk.queue IS NOT NULL
+  SELECT (SELECT min(queue) FROM job WHERE job.queue > jobs.queue) FROM jobs
+  WHERE jobs.queue IS NOT NULL
+), events(queue) AS (
+  SELECT min(queue) FROM event
+  UNION ALL
+  SELECT (SELECT min(queue) FROM event WHERE event.queue > events.queue) FROM events
+  WHERE events.queue IS NOT NULL
 )
-SELECT queue FROM walk WHERE queue IS NOT NULL
-UNION SELECT queue FROM meta
+SELECT queue FROM jobs WHERE queue IS NOT NULL
+UNION SELECT queue FROM events WHERE queue IS NOT NULL
+UNION SELECT queue FROM meta WHERE field <> ALL(%s::text[])
 UNION SELECT queue FROM scheduler
+"""
+
+# Of the names given, those the store holds nothing of that makes a queue (as discovery).
+_GONE_SQL = """
+SELECT name FROM unnest(%s::text[]) AS asked(name)
+WHERE NOT EXISTS (SELECT 1 FROM job WHERE queue = asked.name)
+  AND NOT EXISTS (SELECT 1 FROM event WHERE queue = asked.name)
+  AND NOT EXISTS (SELECT 1 FROM scheduler WHERE queue = asked.name)
+  AND NOT EXISTS (
+    SELECT 1 FROM meta WHERE queue = asked.name AND field <> ALL(%s::text[])
+  )
 """
 
 
@@ -39,7 +64,7 @@ def ref_of(name: str, connection: str) -> QueueRef:
 
 
 async def discover(connection: str) -> Discovered:
-    listed = await session(connection).query(_QUEUES_SQL)
+    listed = await session(connection).query(_QUEUES_SQL, [list(CONNECT_META)])
     found = {ref_of(str(row["queue"]), connection) for row in listed}
     for slug in get_config()["QUEUES"]:
         ref = QueueRef.from_slug(slug)
@@ -49,12 +74,18 @@ async def discover(connection: str) -> Discovered:
 
 
 async def exists(ref: QueueRef) -> bool:
-    answer = await session(ref.connection).query(
-        "SELECT EXISTS (SELECT 1 FROM job WHERE queue = %s) "
-        "OR EXISTS (SELECT 1 FROM meta WHERE queue = %s) AS found",
-        [ref.name, ref.name],
-    )
-    return bool(answer and answer[0]["found"])
+    return not await gone(ref.connection, [ref])
+
+
+async def gone(connection: str, refs: list[QueueRef]) -> set[QueueRef]:
+    """Those of ``refs`` discovery would not list: no job, event, scheduler or meta row of
+    their own left (obliterated: BullMQ's ``obliterate`` deletes them all), in one round
+    trip. A failed read raises: it proves nothing gone."""
+    if not refs:
+        return set()
+    named = {ref.name: ref for ref in refs}
+    found = await session(connection).query(_GONE_SQL, [sorted(named), list(CONNECT_META)])
+    return {named[str(row["name"])] for row in found}
 
 
 async def summaries(connection: str, refs: list[QueueRef]) -> list[QueueSummary]:
