@@ -11,7 +11,6 @@ states the rules; the tests compare the two.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,12 +28,13 @@ KEEP_FROM = 1000
 
 @dataclass
 class _Kept:
-    """One list of queues as asked, and for each its summary as handed then (None: left out)."""
+    """One list of queues as asked, and each one's summary as handed then (None: left out),
+    in the list's order. Copied, a dict keeps its keys' hashes: made afresh, it would ask
+    each of 50,000 queues for its hash again (a Python call each)."""
 
     asked: list[QueueRef]
-    handed: list[QueueSummary | None]
-    position: dict[QueueRef, int]
-    missing: int  # the Nones in ``handed``
+    handed: dict[QueueRef, QueueSummary | None]
+    missing: set[QueueRef]  # the queues handed None
     era: str
     change_number: int
     followed_changes: int
@@ -64,37 +64,37 @@ class SummaryHandover:
             if kept is None:
                 return self.full(asked, slack)
         else:
-            handed, position = kept.handed, kept.position
+            handed, missing = kept.handed, kept.missing
             for ref in counts.changed_since(kept.change_number):
-                p = position.get(ref)
-                if p is not None:
-                    now = self._one(ref)
-                    kept.missing += (now is None) - (handed[p] is None)
-                    handed[p] = now
+                if ref in handed:  # in place: the order stays the list's
+                    now = handed[ref] = self._one(ref)
+                    if now is None:
+                        missing.add(ref)
+                    else:
+                        missing.discard(ref)
             kept.change_number = counts.change_number
-        pairs: Iterable[tuple[QueueRef, QueueSummary | None]] = zip(asked, kept.handed, strict=True)
-        if kept.missing:  # a summary is truthy: compress leaves out the Nones
-            pairs = itertools.compress(pairs, kept.handed)
-        found = cast(dict[QueueRef, QueueSummary], dict(pairs))
+        found = kept.handed.copy()
+        for ref in kept.missing:
+            del found[ref]
         overdue = time.monotonic() - slack
         for ref, due in counts.resync_at.items():  # only queues whose counts moved lately
             if due < overdue:
                 found.pop(ref, None)
-        return found
+        return cast(dict[QueueRef, QueueSummary], found)
 
     def _make(self, asked: list[QueueRef]) -> _Kept | None:
         """Every queue of ``asked`` looked up afresh, kept for the next view (None: a list
         naming a queue twice, not kept)."""
-        position = {ref: p for p, ref in enumerate(asked)}
-        if len(position) != len(asked):
+        one = self._one
+        handed = {ref: one(ref) for ref in asked}
+        if len(handed) != len(asked):
             return None
-        counts, one = self.counts, self._one
-        handed = [one(ref) for ref in asked]
+        counts = self.counts
+        missing = {ref for ref, summary in handed.items() if summary is None}
         made = _Kept(
             list(asked),
             handed,
-            position,
-            sum(item is None for item in handed),
+            missing,
             counts.era,
             counts.change_number,
             self.streams.followed_changes,
