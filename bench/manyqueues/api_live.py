@@ -38,7 +38,7 @@ MANY_DIR = Path(__file__).resolve().parent
 REPO_DIR = MANY_DIR.parent.parent
 sys.path[:0] = [str(MANY_DIR.parent)]
 
-from http_bench import free_port  # noqa: E402 - bench/ is on sys.path only from here on
+from servers import free_port  # noqa: E402 - bench/ is on sys.path only from here on
 
 
 def calls(client: redis_py.Redis) -> int:

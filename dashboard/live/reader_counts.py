@@ -16,7 +16,7 @@ from dashboard.live import channel_groups
 from queues.live.follower import VIEW_LAG
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
-from queues.redis import connections
+from queues.redis.connections import several
 from queues.redis.per_connection import by_connection
 
 
@@ -31,9 +31,8 @@ class ReaderCounts:
 
     def __call__(self, refs: list[QueueRef]) -> Mapping[QueueRef, QueueSummary]:
         known: dict[QueueRef, QueueSummary] = {}
-        # One connection holds every queue: no split of 10,000 references to make.
-        one = refs and not connections.several()
-        shares = {refs[0].connection: refs} if one else by_connection(refs)
+        # One connection: its reader's answer as it is (no walk over every queue to split them).
+        shares = {refs[0].connection: refs} if refs and not several() else by_connection(refs)
         for name, share in shares.items():
             follower = self.followers.get(name)
             if follower is None:
@@ -44,6 +43,8 @@ class ReaderCounts:
                 self.complete = False
             if version is not None:
                 self.versions.append(version)
+            if len(shares) == 1:
+                return have
             known.update(have)
         return known
 

@@ -8,8 +8,8 @@ watched queues at every full refresh on top of it."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import heapq
+import itertools
 import secrets
 import time
 from collections.abc import Iterable
@@ -24,7 +24,7 @@ from queues.live.watching import Watching, refs_of
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.reads.pause_reasons import pause_reasons
-from queues.reads.positioned_counts import read_positioned
+from queues.reads.positioned_counts import Positioned, read_positioned
 
 SLICE = 2000  # queues a full refresh compares and sends in one step of the loop
 
@@ -42,8 +42,8 @@ class LiveCounts:
     ) -> None:
         self.outbox = outbox
         self.watching = watching
-        # An exact re-read follows an event the estimate cannot follow within counts_interval,
-        # and any change within resync_interval.
+        # Exact re-reads: within counts_interval of an event the estimate cannot follow, and
+        # within resync_interval of any change.
         self.counts_interval = counts_interval
         self.resync_interval = resync_interval
         self.estimates = CountEstimates()
@@ -60,6 +60,10 @@ class LiveCounts:
         self.summaries: dict[QueueRef, QueueSummary] = {}
         # Each queue's summary as pages were last given it, and the exact read it came from.
         self.shown: dict[QueueRef, tuple[QueueSummary, QueueSummary]] = {}
+        # Queue → number of its last change a page would see, in that order: a view's kept
+        # hand-over (queues/handover/) looks again only at the queues changed since it looked.
+        self.change_number = 0
+        self.changes: dict[QueueRef, int] = {}
         # What pages were sent, versioned: every message of changed counts is the next
         # sequence number, and each queue remembers the one that last changed it, so that a page
         # rendered at one version is sent only what changed after. ``era`` changes whenever the
@@ -71,13 +75,11 @@ class LiveCounts:
         self.totals: dict[str, int] = {}
         # Paused queues → why (read once as each pause is first sent; "" for no reason).
         self.reasons: dict[QueueRef, str] = {}
-        # Queues whose exact read is in flight → the events taken meanwhile, held until the
-        # read says which of them it includes.
+        # Queues whose exact read is in flight → the events taken meanwhile, held till it ends.
         self.reading: dict[QueueRef, list[QueueEvent]] = {}
         self.queues: list[QueueRef] = []  # every queue, as the last full refresh found them
-        # Queues one exact read names at most: each is a round trip that must answer within
-        # the Redis timeout, and a pass must end soon enough to renew the lease. The queues a
-        # full refresh found unknown beyond one batch are read in the passes after it.
+        # Queues one exact read names at most: a round trip that must answer within the Redis
+        # timeout, in a pass that must end in time to renew the lease (the rest: passes after).
         self.batch = max(1, batch)
         self.unread: list[QueueRef] = []
         self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
@@ -133,33 +135,15 @@ class LiveCounts:
             return None
         return live_protocol.counts_message(entries)
 
-    def page_summaries(
-        self, refs: Iterable[QueueRef], slack: float
-    ) -> dict[QueueRef, QueueSummary]:
-        """The summaries of ``refs`` the reader knows now, for a page; left out when the page
-        must read it: never read, an event the estimate could not follow, a read in flight, or
-        a re-read overdue by over ``slack`` seconds. A few dict look-ups a queue."""
-        overdue = time.monotonic() - slack
-        summaries, uncertain, reading = self.summaries, self.uncertain, self.reading
-        resync_at, shown_of, estimates = self.resync_at, self.shown, self.estimates
-        found: dict[QueueRef, QueueSummary] = {}
-        for ref in refs:
-            summary = summaries.get(ref)
-            if summary is None or ref in uncertain or ref in reading:
-                continue
-            due = resync_at.get(ref)
-            if due is not None and due < overdue:
-                continue
-            # The same summary while the counts stay: a view of 50,000 queues makes no copies.
-            base, shown = shown_of.get(ref, (None, None))
-            if base is summary and shown and estimates.holds(ref, shown.counts, shown.paused):
-                found[ref] = shown
-            elif estimates.known(ref):
-                counts, paused = estimates.counts(ref), estimates.paused(ref)
-                shown = dataclasses.replace(summary, counts=counts, paused=paused)
-                shown_of[ref] = (summary, shown)
-                found[ref] = shown
-        return found
+    def _touch(self, ref: QueueRef) -> None:
+        self.change_number += 1
+        self.changes.pop(ref, None)  # to the end: the log stays in the order of the numbers
+        self.changes[ref] = self.change_number
+
+    def changed_since(self, number: int) -> list[QueueRef]:
+        """The queues changed after change ``number``: only those, newest first."""
+        changes = reversed(self.changes.items())
+        return [ref for ref, _ in itertools.takewhile(lambda c: c[1] > number, changes)]
 
     def reason_of(self, ref: QueueRef) -> str | None:
         """Why ``ref`` was paused, as the reader last read it (None: not read)."""
@@ -177,6 +161,7 @@ class LiveCounts:
         at = event.at_ms
         effect = self.estimates.apply(ref, event)
         if effect is not Effect.NONE:
+            self._touch(ref)
             self.moved.setdefault(ref, at)
             self.resync_at.setdefault(ref, time.monotonic() + self.resync_interval)
         if effect is Effect.UNCERTAIN:
@@ -203,6 +188,7 @@ class LiveCounts:
 
     def _forget(self, ref: QueueRef) -> None:
         """``ref``'s counts are not known, nor sent, nor due a read."""
+        self._touch(ref)
         self.estimates.forget(ref)
         self._count_in(self.last_sent.pop(ref, None), -1)
         self.summaries.pop(ref, None)
@@ -221,6 +207,7 @@ class LiveCounts:
         self.summaries.clear()
         self.shown.clear()
         self.changed_at.clear()
+        self.changes.clear()  # a new era: every kept hand-over is made again
         self.unread.clear()
         self.era = secrets.token_hex(4)
         self.sequence = 0
@@ -317,36 +304,49 @@ class LiveCounts:
     async def _read_batch(self, refs: list[QueueRef]) -> None:
         if not refs:
             return
-        taken = {ref: self.events_taken.get(ref, 0) for ref in refs}
-        for ref in refs:
-            self.reading.setdefault(ref, [])
+        taken = self.reading_begins(refs)
         try:
             positioned = await read_positioned(refs, self.legacy_paused)
-            now = time.monotonic()
-            for found in positioned:
-                item, ref = found.summary, found.summary.ref
-                self.estimates.set_exact(
-                    ref, item.counts, item.paused, ref in self.legacy_paused, found.position
-                )
-                self.read_at[ref] = now
-                self.summaries[ref] = item
-                self.uncertain.pop(ref, None)
-                if found.position is None and self.events_taken.get(ref, 0) != taken[ref]:
-                    # Events came in while reading: the read may or may not hold them.
-                    self.resync_at[ref] = now + self.resync_interval
-                else:
-                    self.resync_at.pop(ref, None)
+            self.took_exact(positioned, taken)
         finally:
-            # The events taken meanwhile, on the new base (those it holds move nothing), or
-            # on the old one when the read failed.
-            for ref in refs:
-                for event in self.reading.pop(ref, []):
-                    self._apply(ref, event)
+            self.reading_ends(refs)
         summaries = [found.summary for found in positioned]
         # The oldest event these counts are the first to show (0: a resync shows no new event).
         pending = [self.moved.pop(item.ref) for item in summaries if item.ref in self.moved]
         await self._read_reasons([item.ref for item in summaries])
         self._send([item.ref for item in summaries], min(pending, default=0))
+
+    def reading_begins(self, refs: list[QueueRef]) -> dict[QueueRef, int]:
+        """``refs``' exact read is in flight (their events held): the events taken so far."""
+        for ref in refs:
+            self.reading.setdefault(ref, [])
+            self._touch(ref)
+        return {ref: self.events_taken.get(ref, 0) for ref in refs}
+
+    def took_exact(self, positioned: list[Positioned], taken: dict[QueueRef, int]) -> None:
+        """An exact read's summaries as the estimates' new base."""
+        now = time.monotonic()
+        for found in positioned:
+            item, ref = found.summary, found.summary.ref
+            self.estimates.set_exact(
+                ref, item.counts, item.paused, ref in self.legacy_paused, found.position
+            )
+            self.read_at[ref] = now
+            self.summaries[ref] = item
+            self.uncertain.pop(ref, None)
+            if found.position is None and self.events_taken.get(ref, 0) != taken[ref]:
+                # Events came in while reading: the read may or may not hold them.
+                self.resync_at[ref] = now + self.resync_interval
+            else:
+                self.resync_at.pop(ref, None)
+
+    def reading_ends(self, refs: list[QueueRef]) -> None:
+        """The events taken meanwhile, on the new base (those it holds move nothing), or on
+        the old one when the read failed."""
+        for ref in refs:
+            self._touch(ref)
+            for event in self.reading.pop(ref, []):
+                self._apply(ref, event)
 
     async def _read_reasons(self, refs: list[QueueRef]) -> None:
         """Why each newly paused queue of ``refs`` was paused (one round trip, only when a

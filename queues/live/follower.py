@@ -30,6 +30,7 @@ from redis.exceptions import ResponseError
 
 from queues.cancelling import cancel_and_wait, finish_despite_cancel, raise_if_cancelled
 from queues.config.settings import get_config
+from queues.handover.summaries import SummaryHandover
 from queues.history.recorder import HistoryRecorder
 from queues.live import protocol as live_protocol
 from queues.live.count_changes import LiveCounts
@@ -117,6 +118,7 @@ class Follower:
             quiet_after=s.full_refresh,
             batch=s.exact_batch,
         )
+        self.handover = SummaryHandover(self.counts, self.streams)  # kept between views
         self.rows = RowChanges(self.outbox, self.watching, s.row_reads_per_second)
         self.stuck = StuckChecks(self.outbox, self.watching, self.connection)
         self.progress = ProgressUpdates(self.outbox, self.watching)
@@ -146,8 +148,7 @@ class Follower:
 
     @property
     def probe(self) -> aioredis.Redis:
-        """The client of the lease, which says whether Redis answers: it is not retried, so
-        that pages are told Redis is away as soon as it is (queues/redis/clients.py)."""
+        """The lease's client: not retried, so pages learn at once that Redis is away."""
         if self._probe is None:
             self._probe = new_client(connection=self.connection, retries=False)
         return self._probe
@@ -189,8 +190,7 @@ class Follower:
         if not (self.current_within(VIEW_LAG) and self._may_read()) or self.streams.lost:
             return {}, None
         slack = self.settings.counts_interval + READER_SLACK
-        known = self.counts.page_summaries(self.streams.followed(refs), slack)
-        return known, self.counts.version
+        return self.handover.summaries(refs, slack), self.counts.version
 
     async def run(self) -> None:
         reader = asyncio.ensure_future(

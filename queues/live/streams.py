@@ -52,6 +52,7 @@ class StreamReader:
         self._quiet = True  # the last read returned nothing (or none was made yet)
         self.refs: dict[str, QueueRef] = {}  # events stream key → queue
         self._followed: set[QueueRef] = set()  # the same queues, for a view's look-ups
+        self.followed_changes = 0  # how often ``_followed`` changed: a view's kept hand-over
         self.last_ids: dict[str, str] = {}
         # When a read last returned everything the streams held (monotonic): the counts were
         # as current as the events then.
@@ -114,6 +115,7 @@ class StreamReader:
             self.last_ids[ref.key("events")] = last
             self.refs[ref.key("events")] = ref
             self._followed.add(ref)
+            self.followed_changes += 1
 
     def unfollow(self, refs: Iterable[QueueRef]) -> None:
         """Stop following ``refs`` (obliterated): one created again is followed afresh."""
@@ -121,6 +123,7 @@ class StreamReader:
             key = ref.key("events")
             if self.refs.pop(key, None) is not None:
                 self._followed.discard(ref)
+                self.followed_changes += 1
                 self.last_ids.pop(key, None)
                 self._shares = None
 
@@ -129,6 +132,7 @@ class StreamReader:
         self._quiet = True
         self.refs.clear()
         self._followed.clear()
+        self.followed_changes += 1
         self.last_ids.clear()
         self._shares = None
         self.caught_up_at = -math.inf

@@ -12,6 +12,7 @@ that is down does not hide the others' queues.
 from __future__ import annotations
 
 import asyncio
+import operator
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -271,9 +272,24 @@ async def _discover(connection: str) -> Discovered:
 
 async def _refresh(connection: str) -> Discovered:
     found = await _discover(connection)
+    was = _cache.get(connection)
+    if was is not None:
+        found = replace(found, queues=_same_objects(was.queues, found.queues))
     _cache[connection] = found
     _forgotten.pop(connection, None)  # the scan saw what is there now
     return found
+
+
+def _same_objects(was: tuple[QueueRef, ...], found: tuple[QueueRef, ...]) -> tuple[QueueRef, ...]:
+    """``found`` with each queue ``was`` listed as the object listed then, and ``was`` itself
+    when no queue came or went: views and the live reader keep what they worked out for a list
+    of 50,000 queues while it is the same one, told by identity (equality is a Python call a
+    queue)."""
+    listed = {_fields(ref): ref for ref in was}
+    same = tuple([listed.get(_fields(ref), ref) for ref in found])
+    if len(same) == len(was) and all(map(operator.is_, same, was)):
+        return was
+    return same
 
 
 async def discovered_on(connection: str) -> Discovered:
