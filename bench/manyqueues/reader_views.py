@@ -48,18 +48,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loop_hogs import LoopHogs  # noqa: E402
 
 
-async def run(args: argparse.Namespace) -> None:
+async def reader_vouching(wait: float) -> tuple[Any, list[Any]]:
+    """The in-process reader, started watching the overview, and every queue, once it vouches
+    for all of them (or after ``wait`` s); says how long that took."""
     channel_groups.interest().watch_overview()
     follower = channel_groups.ensure_started()
     refs = list((await discovered()).queues)
     began = time.monotonic()
-    while time.monotonic() - began < args.wait:
+    while time.monotonic() - began < wait:
         known, version = follower.known_summaries(refs)
         if version is not None and len(known) == len(refs):
             break
         await asyncio.sleep(1)
     print(f"the reader vouches for {len(known):,} of {len(refs):,} queues after "
           f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
+    return follower, refs
+
+
+async def run(args: argparse.Namespace) -> None:
+    follower, refs = await reader_vouching(args.wait)
     if args.idle:
         client = get_client()
 

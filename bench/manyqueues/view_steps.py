@@ -31,6 +31,8 @@ import django
 
 django.setup()
 
+from reader_views import reader_vouching  # noqa: E402
+
 from dashboard.live import channel_groups  # noqa: E402
 from dashboard.live.reader_counts import ReaderCounts  # noqa: E402
 from dashboard.pages import overview_page  # noqa: E402
@@ -41,17 +43,7 @@ from queues.reads.discovery import discovered  # noqa: E402
 
 
 async def run(args: argparse.Namespace) -> None:
-    channel_groups.interest().watch_overview()
-    follower = channel_groups.ensure_started()
-    refs = list((await discovered()).queues)
-    began = time.monotonic()
-    while time.monotonic() - began < args.wait:
-        known, version = follower.known_summaries(refs)
-        if version is not None and len(known) == len(refs):
-            break
-        await asyncio.sleep(1)
-    print(f"the reader vouches for {len(known):,} of {len(refs):,} queues after "
-          f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
+    await reader_vouching(args.wait)
     for _ in range(args.views):
         steps: list[tuple[str, float]] = [("", time.process_time())]
 

@@ -17,6 +17,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.action_requests import AUTH
+from tests.support.browser_checks import WAITING_SUMS
 from tests.support.peer import PostgresPeer
 from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.servers.redis_server import RedisServer
@@ -26,17 +27,6 @@ pytestmark = pytest.mark.browser
 # The store reader's check of the queues pages show comes every 5 s, its confirmation one
 # round trip, the list one request: comfortably within this on a loaded machine.
 GONE_WITHIN_MS = 20_000
-
-# The "All queues" waiting total against the rows' own waiting counts summed (every row is on
-# the page).
-SUMS = """() => {
-  const n = el => Number((el && el.textContent || "").replace(/\\D/g, "") || 0);
-  const rows = [...document.querySelectorAll('tr[data-queue] td[data-state="waiting"]')];
-  return {
-    total: n(document.querySelector('th[data-total="waiting"]')),
-    rows: rows.reduce((sum, cell) => sum + n(cell), 0),
-  };
-}"""
 
 
 @pytest.fixture(params=["alone", "beside-redis"])
@@ -108,7 +98,7 @@ async def test_an_obliterated_store_queue_leaves_the_open_pages(
     await expect(rows).to_have_count(2)
     await expect(overview.locator("#queue-count")).to_have_text("2")
     await expect(overview.locator('th[data-total="waiting"]')).to_have_text("4")
-    assert await overview.evaluate(SUMS) == {"total": 4, "rows": 4}
+    assert await overview.evaluate(WAITING_SUMS) == {"total": 4, "rows": 4}
     assert await asyncio.to_thread(listed, site) == [f"alpha{at}", f"charlie{at}"]
     for page in (overview, queue_page):
         assert await page.evaluate("window.bullpenNoReload === true")

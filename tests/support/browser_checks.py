@@ -67,3 +67,15 @@ document.addEventListener("securitypolicyviolation", function (event) {
   window.__violations.push(event.violatedDirective + " " + event.blockedURI);
 });
 """
+
+
+# The overview's "All queues" waiting total against its rows' own waiting counts summed (every
+# row on the page): a page's two figures that must agree.
+WAITING_SUMS = """() => {
+  const n = el => Number((el && el.textContent || "").replace(/\\D/g, "") || 0);
+  const rows = [...document.querySelectorAll('tr[data-queue] td[data-state="waiting"]')];
+  return {
+    total: n(document.querySelector('th[data-total="waiting"]')),
+    rows: rows.reduce((sum, cell) => sum + n(cell), 0),
+  };
+}"""

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.support.browser_checks import WAITING_SUMS
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.servers.redis_server import RedisServer
@@ -42,18 +43,6 @@ async def obliterate(peer: Peer, queue: str) -> None:
     await asyncio.to_thread(peer, "obliterate", "--queue", queue)
 
 
-# The "All queues" waiting total against the rows' own waiting counts summed (every row is on
-# the page), and the group's figure against its rows'.
-SUMS = """() => {
-  const n = el => Number((el && el.textContent || "").replace(/\\D/g, "") || 0);
-  const rows = [...document.querySelectorAll('tr[data-queue] td[data-state="waiting"]')];
-  return {
-    total: n(document.querySelector('th[data-total="waiting"]')),
-    rows: rows.reduce((sum, cell) => sum + n(cell), 0),
-  };
-}"""
-
-
 async def open_live(page: Page, url: str) -> None:
     await page.goto(url)
     await expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
@@ -69,7 +58,7 @@ async def test_an_obliterated_queue_leaves_the_open_pages_without_a_reload(
     await open_live(page, scanning_server.url + "/queues/")
     rows = page.locator("#overview-rows tr[data-queue]")
     await expect(rows).to_have_count(4)
-    assert await page.evaluate(SUMS) == {"total": 7, "rows": 7}
+    assert await page.evaluate(WAITING_SUMS) == {"total": 7, "rows": 7}
 
     await obliterate(peer, "bravo")
     await expect(page.locator('tr[data-queue="bravo"]')).to_have_count(0, timeout=GONE_WITHIN_MS)
@@ -77,7 +66,7 @@ async def test_an_obliterated_queue_leaves_the_open_pages_without_a_reload(
     await expect(page.locator("#queue-count")).to_have_text("3")
     total = page.locator('th[data-total="waiting"]')
     await expect(total).to_have_text("5")
-    assert await page.evaluate(SUMS) == {"total": 5, "rows": 5}
+    assert await page.evaluate(WAITING_SUMS) == {"total": 5, "rows": 5}
     assert await page.evaluate("window.bullpenNoReload === true")
 
     # Grouped, with the group open: the queue leaves the group's rows and its figures.
