@@ -71,7 +71,7 @@ class Supervisor:
         self.interest = interest
         self.followers = {
             # Followers read Redis' event streams: a Postgres store has none of its own here.
-            name: Follower(publish, interest, connection=name)
+            name: Follower(publish, interest, connection=name, send_time=fanout.hub().send_time)
             for name in connections.redis_names()
         }
         self.restarts = 0
@@ -118,7 +118,9 @@ class Supervisor:
             restarts += 1
             self.restarts += 1
             await asyncio.sleep(min(30.0, 0.5 * 2 ** min(restarts, 6)))
-            self.followers[name] = Follower(publish, self.interest, connection=name)
+            self.followers[name] = Follower(
+                publish, self.interest, connection=name, send_time=fanout.hub().send_time
+            )
 
 
 def _store_reader(connection: str, interest: Interest) -> PostgresLiveCounts:

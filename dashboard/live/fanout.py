@@ -34,6 +34,7 @@ from dashboard.live.overview_parts import OverviewBatch, OverviewView
 from dashboard.services import registry
 from dashboard.services.registry import Slot
 from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.live.outbox import SendTime
 from queues.live.protocol import LiveMessage
 
 log = logging.getLogger("bullpen.live")
@@ -78,6 +79,8 @@ class Hub:
         # Every queue's counts as the overview's messages said, while an overview is open.
         self.mirror = OverviewMirror()
         self.filling = asyncio.Lock()  # held while one page fills the mirror
+        # What handing out messages takes here: the live reader sizes its batch by it.
+        self.send_time = SendTime()
 
     async def join(
         self,
@@ -143,6 +146,13 @@ class Hub:
         members = self.members.get(group)
         if not members:
             return
+        began = time.perf_counter()
+        try:
+            await self._hand_out(members, group, payload)
+        finally:
+            self.send_time.add(time.perf_counter() - began)
+
+    async def _hand_out(self, members: dict[Deliver, Member], group: str, payload: Any) -> None:
         now = time.monotonic()
         heard_since = now - BEAT_NOT_NEEDED_WITHIN if _is_beat(payload) else None
         narrowed: dict[Hashable, LiveMessage | None] = {}

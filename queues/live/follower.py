@@ -40,7 +40,7 @@ from queues.live.interest import Interest
 from queues.live.leadership import Leadership
 from queues.live.log_lines import LogTails
 from queues.live.new_queues import NewQueueScanner
-from queues.live.outbox import Outbox, Publish
+from queues.live.outbox import BatchSendTime, Outbox, Publish, SendTime
 from queues.live.progress import ProgressUpdates
 from queues.live.protocol import LiveMessage
 from queues.live.rows import RowChanges, StuckChecks
@@ -73,10 +73,11 @@ class Follower:
         registry: Interest,
         settings: LiveSettings | None = None,
         connection: str | None = None,
+        send_time: SendTime | None = None,
     ) -> None:
         """``registry``: what this process's pages watch (its websocket consumers write it);
-        ``connection``: the Redis whose queues it follows (None: the default one). Each
-        connection has its own follower, lease and watcher lists, in its own Redis."""
+        ``connection``: the Redis whose queues it follows (None: the default one), with its
+        own follower, lease and watcher lists; ``send_time``: what sending to pages takes."""
         self.settings = s = settings or LiveSettings.from_config()
         self.connection = connection or connections.default_name()
         key_prefix = own_key_prefix(self.connection)
@@ -100,6 +101,7 @@ class Follower:
         self.status = RedisStatus()
         self._probe: aioredis.Redis | None = None
         self.outbox = Outbox(publish, layer_back=self._layer_back)
+        self.send_time = BatchSendTime(send_time or SendTime())
         self.leadership = Leadership(
             registry,
             lease_key=f"{key_prefix}:live:lease",
@@ -210,8 +212,6 @@ class Follower:
             with contextlib.suppress(Exception):
                 await self._probe.aclose()
 
-    # ---- events ---------------------------------------------------------------------------
-
     def _may_read(self) -> bool:
         return self.leader and (self.history is not None or not self.watching.idle)
 
@@ -261,13 +261,12 @@ class Follower:
                 await asyncio.sleep(1)
 
     def _read_pause(self) -> float:
-        """The reader's batch: short while pages watch, longer the more pages this process
-        sends each update to, and longer still when it reads for history alone."""
+        """The reader's batch (once a pass): short while pages watch, longer the longer this
+        process takes to send them an update, and longer still when it reads for history."""
         s = self.settings
         if self.watching.idle:
             return max(s.read_pause, s.unwatched_read_pause)
-        per_page = s.read_pause_per_watcher * self.leadership.registry.watchers
-        return max(s.read_pause, min(s.read_pause_max, per_page))
+        return s.pause_for(self.leadership.registry.watchers, self.send_time.last_batch())
 
     def _rest_of_window(self) -> float:
         return max(0.0, self.settings.batch_window - (time.monotonic() - self.pass_began))

@@ -15,6 +15,36 @@ from queues.live.protocol import LiveMessage, Topic
 log = logging.getLogger("bullpen.live")
 
 Publish = Callable[[Topic, LiveMessage], Awaitable[None]]
+# Each pass, the batch's send time counted is the last batch's or this share of the one
+# before, whichever is more: one light pass does not shorten the batch after a heavy one.
+SEND_TIME_KEPT = 0.8
+
+
+class SendTime:
+    """How long this process has spent handing its pages their messages (rendering and
+    writing them), added up as it goes (dashboard/live/fanout.py adds to it)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.total += seconds
+
+
+class BatchSendTime:
+    """One reader's view of :class:`SendTime`: what handing out its last batch took."""
+
+    def __init__(self, spent: SendTime) -> None:
+        self.spent = spent
+        self._counted = spent.total
+        self._recent = 0.0
+
+    def last_batch(self) -> float:
+        """Seconds spent sending since the last call, or the decayed figure before it."""
+        total = self.spent.total
+        taken, self._counted = total - self._counted, total
+        self._recent = max(taken, self._recent * SEND_TIME_KEPT)
+        return self._recent
 
 
 class Outbox:

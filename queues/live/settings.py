@@ -21,10 +21,13 @@ class LiveSettings:
     # It is most of an update's wait under load; reads cost Redis at most 60 / read_pause
     # commands a minute.
     read_pause: float = 0.03
-    # The reader's batch is at least this per watch the leading process's pages hold (about
-    # what one websocket send costs here): with many pages, a page gets fewer, larger updates
-    # a second and the fan-out stays within the server's CPU.
-    read_pause_per_watcher: float = 0.0002
+    # The reader's batch is at least the time this process took to hand the last batch's
+    # messages to its pages (rendering and writing them) divided by this share: the sends
+    # take at most this share of the process's time, on a quiet machine or a loaded one, and
+    # with many pages each gets fewer, larger messages a second.
+    send_share: float = 0.25
+    # A floor besides it: at least this per watch the leading process's pages hold (0: off).
+    read_pause_per_watcher: float = 0.0
     # ... up to this: longer batches were slower to reach 1,000 pages, not faster.
     read_pause_max: float = 0.1
     # With no page open (the reader reads for history only), reads are this far apart.
@@ -70,6 +73,12 @@ class LiveSettings:
     max_watches: int = 50
     max_sockets_per_client: int = 20
     auth_recheck_interval: float = 30.0
+
+    def pause_for(self, watchers: int, send_seconds: float) -> float:
+        """The reader's batch while pages watch: ``watchers`` watches of this process's pages,
+        ``send_seconds`` to hand them the last batch's messages."""
+        wanted = max(self.read_pause_per_watcher * watchers, send_seconds / self.send_share)
+        return max(self.read_pause, min(self.read_pause_max, wanted))
 
     @classmethod
     def from_config(cls) -> LiveSettings:

@@ -4,6 +4,7 @@ language, for every page with that view."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -184,5 +185,21 @@ async def test_the_hub_renders_once_per_view_and_sends_scripts_every_queue(
         script = json.loads(heard["script"][0])
         assert script["type"] == "counts"
         assert {entry["slug"] for entry in script["queues"]} == {"mail", "billing"}
+    finally:
+        await fanout.close()
+
+
+async def test_the_hub_counts_the_time_its_pages_take_to_send_to_for_the_readers_batch() -> None:
+    async def slow_page(group: str, text: str) -> None:
+        await asyncio.sleep(0.02)
+
+    hub = fanout.hub()
+    group = channel_groups.group_name(("status",))
+    try:
+        await hub.hand_out(group, {"type": "status", "redis": "up"})
+        assert hub.send_time.total == 0.0  # nobody watches: nothing sent, nothing counted
+        await hub.join(group, slow_page, "reader")
+        await hub.hand_out(group, {"type": "status", "redis": "up"})
+        assert 0.02 <= hub.send_time.total < 1.0
     finally:
         await fanout.close()

@@ -1,5 +1,5 @@
 """The reader's pace: an event after a quiet spell is read and sent at once, a busy stream in
-batches of ``read_pause``, longer the more pages this process sends each update to."""
+batches of ``read_pause``, longer the longer this process takes to send its pages an update."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 
 from queues.live.follower import Follower
 from queues.live.interest import Interest
+from queues.live.outbox import BatchSendTime, SendTime
 from queues.live.protocol import LiveMessage, Topic
 from queues.live.settings import LiveSettings
 from queues.live.streams import StreamReader
@@ -54,7 +55,44 @@ def test_watchers_count_every_watch_of_every_page() -> None:
     assert registry.watchers == 5
 
 
+def test_the_batch_is_four_times_what_sending_the_last_one_took_within_its_bounds() -> None:
+    settings = LiveSettings(read_pause=0.03, send_share=0.25, read_pause_max=0.1)
+    spent = SendTime()
+    registry = Interest()
+    follower = Follower(_drop, registry, settings=settings, send_time=spent)
+    follower.watching.add_own(registry)
+    assert follower._read_pause() == 0.03  # nothing sent yet
+    spent.add(0.005)  # 500 pages on a quiet machine
+    assert follower._read_pause() == 0.03  # 20 ms: under the least batch
+    spent.add(0.015)
+    assert abs(follower._read_pause() - 0.06) < 1e-9
+    spent.add(0.2)  # a loaded machine
+    assert follower._read_pause() == 0.1  # read_pause_max
+    follower.watching.idle_since = -math.inf  # nobody has watched for long: history alone
+    settings.unwatched_read_pause = 0.5
+    assert follower._read_pause() == 0.5
+
+
+def test_a_light_batch_after_a_heavy_one_shortens_the_next_batch_by_a_fifth_a_pass() -> None:
+    spent = SendTime()
+    batches = BatchSendTime(spent)
+    spent.add(0.02)
+    spent.add(0.01)  # two messages of one batch
+    assert abs(batches.last_batch() - 0.03) < 1e-9
+    spent.add(0.001)
+    assert abs(batches.last_batch() - 0.024) < 1e-9
+    assert abs(batches.last_batch() - 0.0192) < 1e-9
+    spent.add(0.05)
+    assert abs(batches.last_batch() - 0.05) < 1e-9
+    # Another reader of the same process (a second Redis) sees the same sends from its start.
+    other = BatchSendTime(spent)
+    spent.add(0.004)
+    assert abs(other.last_batch() - 0.004) < 1e-9
+
+
 def test_the_batch_grows_with_this_processs_pages_and_is_longest_for_history_alone() -> None:
+    """The floor a watch, where one is set (off by default)."""
+    assert LiveSettings().read_pause_per_watcher == 0.0
     settings = LiveSettings(
         read_pause=0.03, read_pause_per_watcher=0.0001, read_pause_max=0.1, unwatched_read_pause=0.1
     )
