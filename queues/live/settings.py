@@ -25,7 +25,7 @@ class LiveSettings:
     # messages to its pages (rendering and writing them) divided by this share: the sends
     # take at most this share of the process's time, on a quiet machine or a loaded one, and
     # with many pages each gets fewer, larger messages a second.
-    send_share: float = 0.25
+    send_share: float = 0.5
     # A floor besides it: at least this per watch the leading process's pages hold (0: off).
     read_pause_per_watcher: float = 0.0
     # ... up to this: longer batches were slower to reach 1,000 pages, not faster.

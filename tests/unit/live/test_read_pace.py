@@ -55,16 +55,17 @@ def test_watchers_count_every_watch_of_every_page() -> None:
     assert registry.watchers == 5
 
 
-def test_the_batch_is_four_times_what_sending_the_last_one_took_within_its_bounds() -> None:
-    settings = LiveSettings(read_pause=0.03, send_share=0.25, read_pause_max=0.1)
+def test_the_batch_is_twice_what_sending_the_last_one_took_within_its_bounds() -> None:
+    settings = LiveSettings(read_pause=0.03, read_pause_max=0.1)
+    assert settings.send_share == 0.5
     spent = SendTime()
     registry = Interest()
     follower = Follower(_drop, registry, settings=settings, send_time=spent)
     follower.watching.add_own(registry)
     assert follower._read_pause() == 0.03  # nothing sent yet
-    spent.add(0.005)  # 500 pages on a quiet machine
+    spent.add(0.01)  # 500 pages on a quiet machine
     assert follower._read_pause() == 0.03  # 20 ms: under the least batch
-    spent.add(0.015)
+    spent.add(0.03)
     assert abs(follower._read_pause() - 0.06) < 1e-9
     spent.add(0.2)  # a loaded machine
     assert follower._read_pause() == 0.1  # read_pause_max
