@@ -11,7 +11,8 @@ and return, since nothing can stop it from outside its thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import concurrent.futures
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,10 +78,27 @@ class SyncJobContext:
         return self._context.cancelled
 
     def progress(self, value: JobProgress) -> None:
-        self._wait(self._context.progress(value))
+        self._wait(lambda: self._context.progress(value))
 
     def log(self, line: str) -> None:
-        self._wait(self._context.log(line))
+        self._wait(lambda: self._context.log(line))
 
-    def _wait(self, coroutine: Any) -> None:
-        asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(_SYNC_CALL_TIMEOUT)
+    def _wait(self, call: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``call()`` on the worker's loop and wait for it. The coroutine is made on the
+        loop itself: one made here would be left unrun if the loop stopped first."""
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def finished(task: asyncio.Task[None]) -> None:
+            if task.cancelled():
+                done.set_exception(asyncio.CancelledError())
+            elif (error := task.exception()) is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(None)
+
+        def start() -> None:
+            if done.set_running_or_notify_cancel():
+                asyncio.ensure_future(call()).add_done_callback(finished)
+
+        self._loop.call_soon_threadsafe(start)  # a closed loop raises here: the worker stopped
+        done.result(_SYNC_CALL_TIMEOUT)
