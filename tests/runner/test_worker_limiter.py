@@ -45,14 +45,16 @@ async def test_the_limiter_delivers_its_configured_rate(
     await wait_for("260 jobs", lambda: completed(redis_client, "limited", 260), limit_s=30)
 
     stamps = processed_on(redis_client, "limited")
-    windows = 10  # observe 10 limiter durations from the first job
-    start = stamps[0]
-    seen = sum(1 for stamp in stamps if stamp < start + windows * limit.duration_ms)
+    windows = 10  # observe stretches of 10 limiter durations
+    span = windows * limit.duration_ms
+    # Jobs started in each stretch that begins at a job's start.
+    stretches = [sum(1 for stamp in stamps if first <= stamp < first + span) for first in stamps]
     # Never more than the limiter allows: 10 durations meet at most 11 limiter windows...
-    assert seen <= (windows + 1) * limit.max
-    # ...and most of it: the package's own limiter gives about 40 here. The bound leaves room
-    # for a machine shared with the suite's other test process (152 of 200 seen there).
-    assert seen >= 0.6 * windows * limit.max
+    assert max(stretches) <= (windows + 1) * limit.max
+    # ...and most of it in the best stretch: the package's own limiter gives about 40 here. The
+    # bound leaves room for a machine shared with other test processes (152 of 200 seen in the
+    # first stretch there; the first is the slowest on a loaded machine, the worker starting).
+    assert max(stretches) >= 0.6 * windows * limit.max
 
 
 async def test_a_flooding_tenant_does_not_hold_back_the_others(
