@@ -33,16 +33,19 @@ def progress_percent(progress: Any) -> float | None:
 
 
 @register.simple_tag
-def spark(points: list[dict[str, Any]], width: int = 120, height: int = 24) -> SafeString:
+def spark(
+    points: list[dict[str, Any]], width: int = 120, height: int = 24, stretch: bool = False
+) -> SafeString:
     """A tiny inline SVG of completed (green) and failed (red) per minute; the style sheet
     recolours the lines for the page's scheme. A minute not sampled (its counts None) is a
     shaded gap, never a zero. Quiet queues draw the same line: an overview of a hundred rows
-    draws each different one once."""
+    draws each different one once. ``stretch``: drawn to fill a box of another shape (the
+    queue page's chart on a phone keeps its height)."""
     if not points:
         return mark_safe("")
     completed = tuple(p["completed"] for p in points)
     failed = tuple(p["failed"] for p in points)
-    return _spark_svg(get_language(), completed, failed, width, height)
+    return _spark_svg(get_language(), completed, failed, width, height, stretch)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -52,6 +55,7 @@ def _spark_svg(
     failed: tuple[int | None, ...],
     width: int,
     height: int,
+    stretch: bool,
 ) -> SafeString:
     top = max(1, max((n for n in (*completed, *failed) if n is not None), default=1))
     gaps = _gaps(completed, width)
@@ -59,22 +63,20 @@ def _spark_svg(
     if gaps:
         label = gettext("completed and failed per minute; shaded: minutes not sampled")
     return format_html(
-        # Stretched to its box: a phone's narrower chart keeps its height, its lines their width.
-        '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" '
-        'preserveAspectRatio="none" aria-label="{}">{}'
-        '<path class="done" fill="none" stroke="#1e7b34" stroke-width="1.2" '
-        'vector-effect="non-scaling-stroke" d="{}"/>'
-        '<path class="failed" fill="none" stroke="#b3261e" stroke-width="1.2" '
-        'vector-effect="non-scaling-stroke" d="{}"/>'
+        '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img"{} '
+        'aria-label="{}">{}'
+        '<path class="done" fill="none" stroke="#1e7b34" stroke-width="1.2" d="{}"/>'
+        '<path class="failed" fill="none" stroke="#b3261e" stroke-width="1.2" d="{}"/>'
         "</svg>",
         width,
         height,
         width,
         height,
+        mark_safe(' preserveAspectRatio="none"' if stretch else ""),  # noqa: S308 - a constant
         label,
         mark_safe(  # noqa: S308 - numbers only
             "".join(
-                f'<rect class="unsampled" x="{x:.1f}" y="0" width="{w:.1f}" height="{height}"/>'
+                f'<rect class="unsampled" x="{x:.1f}" width="{w:.1f}" height="{height}"/>'
                 for x, w in gaps
             )
         ),

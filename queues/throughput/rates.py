@@ -56,7 +56,6 @@ def _commands(ref: QueueRef, minutes: int) -> list[Command]:
         ("HMGET", ref.key("metrics:failed"), *_META),
         ("LRANGE", ref.key("metrics:failed:data"), 0, minutes - 1),
         ("LRANGE", stats_key(ref), 0, minutes - 1),
-        ("HGETALL", sampled_key(ref.connection)),
     ]
 
 
@@ -86,17 +85,26 @@ async def series(ref: QueueRef, window: str = "hour", failed_set: bool = False) 
 
 
 async def series_of(refs: list[QueueRef], window: str = "hour") -> dict[QueueRef, dict[str, Any]]:
-    """:func:`series` of each queue, in one round trip (the overview's sparklines)."""
+    """:func:`series` of each queue, in one round trip (the overview's sparklines); the
+    minutes sampled are read once a connection, whatever the number of queues."""
     minutes = WINDOWS.get(window, 60)
     commands = [command for ref in refs for command in _commands(ref, minutes)]
+    owners = [ref for ref in refs for _ in _commands(ref, minutes)]
+    # One queue of each connection stands for it: the key is the connection's.
+    speakers = list({ref.connection: ref for ref in refs}.values())
+    commands += [("HGETALL", sampled_key(ref.connection)) for ref in speakers]
     async with translate_redis_errors():
-        owners = [ref for ref in refs for _ in _commands(ref, minutes)]
-        replies = await per_connection.execute_for(owners, commands)
+        replies = await per_connection.execute_for([*owners, *speakers], commands)
+    covered = {
+        ref.connection: reply
+        for ref, reply in zip(speakers, replies[len(owners) :], strict=True)
+        if not isinstance(reply, Exception)
+    }
     now = int(time.time() * 1000)
     found = {}
     step = len(_commands(QueueRef("", ""), 1))
     for index, ref in enumerate(refs):
-        completed_meta, completed_data, failed_meta, failed_data, own, covered = (
+        completed_meta, completed_data, failed_meta, failed_data, own = (
             reply if not isinstance(reply, Exception) else None
             for reply in replies[step * index : step * index + step]
         )
@@ -104,7 +112,8 @@ async def series_of(refs: list[QueueRef], window: str = "hour") -> dict[QueueRef
             bullmq_minutes(completed_meta, completed_data),
             bullmq_minutes(failed_meta, failed_data),
         )
-        found[ref] = _series(ref, window, minutes, now, bullmq, (own, covered))
+        samples = (own, covered.get(ref.connection))
+        found[ref] = _series(ref, window, minutes, now, bullmq, samples)
     return found
 
 

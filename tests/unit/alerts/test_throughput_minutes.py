@@ -90,10 +90,13 @@ def test_the_sparkline_shades_gaps_and_draws_no_line_through_them() -> None:
     unknown = {"completed": None, "failed": None}
     points = [unknown] * 30 + [{"completed": 2, "failed": 1}] * 29 + [unknown]
     svg = str(spark(points, 590, 20))
-    shaded = re.findall(r'<rect class="unsampled" x="([\d.]+)" y="0" width="([\d.]+)"', svg)
+    shaded = re.findall(r'<rect class="unsampled" x="([\d.]+)" width="([\d.]+)"', svg)
     assert shaded == [("0.0", "295.0"), ("585.0", "5.0")]
     done = re.search(r'<path class="done"[^>]* d="([^"]*)"', svg)
     assert done is not None and done.group(1) == "M300.0,1.0L580.0,1.0"
     assert "not sampled" in svg
     full = str(spark([{"completed": 0, "failed": 0}] * 60, 590, 20))
     assert "unsampled" not in full and 'd="M0.0,19.0L590.0,19.0"' in full
+    # Only the queue page's chart is stretched to its box; the overview's stay as drawn.
+    assert "preserveAspectRatio" not in full
+    assert 'preserveAspectRatio="none"' in str(spark(points, 590, 20, stretch=True))
