@@ -167,3 +167,28 @@ async def test_the_totals_count_from_the_first_sampled_minute(
     assert f"since {clock}: 0 completed · 0 failed · failure rate 0% · from bullpen-samples" in page
     assert "In them, 4 jobs failed (from the failed set, as the alert counts)." in page
     assert int(redis_client.zcount("bull:mail:failed", window_start(now, 60), "+inf")) == 4
+
+
+async def test_a_stretch_of_counting_ends_where_the_reader_stopped(redis_client: Any) -> None:
+    """No stretch before the reader follows a stream; a new one after the streams restart or
+    a pause in flushing (the time between is unknown); stretches a day old are dropped."""
+    key = sampled_key(default_name())
+    following = False
+    sampler = MinuteSampler(lambda: following)
+    t = int(time.time() * 1000) - 2 * 86_400_000
+    await sampler.flush(get_client(), t)
+    assert not redis_client.exists(key)
+    following = True
+    await _count_from(sampler, t, t + 60_000)
+    sampler.restart()
+    await _count_from(sampler, t + 61_000, t + 120_000)
+    await sampler.flush(get_client(), t + 190_000)  # 70 s without a flush
+    assert redis_client.hgetall(key) == {
+        str(t): str(t + 60_000),
+        str(t + 61_000): str(t + 120_000),
+        str(t + 190_000): str(t + 190_000),
+    }
+    now = t + 2 * 86_400_000
+    sampler.restart()
+    await sampler.flush(get_client(), now)
+    assert redis_client.hgetall(key) == {str(now): str(now)}
