@@ -15,13 +15,13 @@ from queues.throughput.rates import series
 @api_view
 async def throughput_api(request: HttpRequest, queue: str) -> JsonResponse:
     window = valid(ThroughputForm(request.GET)).cleaned_data["window"]
-    return JsonResponse(await series(await queue_ref(queue), window))
+    return JsonResponse(await series(await queue_ref(queue), window, failed_set=True))
 
 
 @page_view
 async def throughput_fragment(request: HttpRequest, queue: str) -> HttpResponse:
     found = valid(ThroughputForm(request.GET)).cleaned_data
-    data = await series(await queue_ref(queue), found["window"])
+    data = await series(await queue_ref(queue), found["window"], failed_set=True)
     return render(
         request,
         "bullpen/_throughput.html",

@@ -142,7 +142,7 @@ async def queue_page(request: HttpRequest, queue: str) -> HttpResponse:
     result, alerts, throughput, groups, bulk_bar = await asyncio.gather(
         read_job_page(ref, state, page, per_page, order),
         alerts_context(request, ref),
-        series(ref, "hour"),
+        series(ref, "hour", failed_set=True),
         _failure_groups(ref, state, info["counts"].get("failed", 0)),
         running_bar(ref),
     )

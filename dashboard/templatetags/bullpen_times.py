@@ -11,6 +11,7 @@ from django.utils import dateformat
 from django.utils.formats import get_format, number_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import localtime
 from django.utils.translation import gettext, pgettext
 
 if TYPE_CHECKING:
@@ -72,6 +73,14 @@ def timestamp(ms: Any) -> SafeString:
         f'<time datetime="{moment.isoformat()}" data-ms="{int(ms)}" title="{absolute}">'
         f'<span class="abs">{absolute}</span> <span class="rel">{rel}</span></time>'
     )
+
+
+@register.filter
+def minute_clock(ms: Any) -> str:
+    """A minute's hour and minute in the site's time zone, as the history charts' axes write
+    them ("02:41"); "" for what is not a time."""
+    moment = _as_datetime(ms)
+    return "" if moment is None else localtime(moment).strftime("%H:%M")
 
 
 @register.filter

@@ -125,7 +125,7 @@ class Follower:
         self.stuck = StuckChecks(self.outbox, self.watching, self.connection)
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
-        self.sampler = MinuteSampler()
+        self.sampler = MinuteSampler(lambda: bool(self.streams.refs), self.connection)
         # Job history (queues/history/): recorded whether or not a page is open, so the
         # reader keeps reading without watchers while it is on.
         self.history = HistoryRecorder() if get_config()["HISTORY_RECORDING"] else None
@@ -364,6 +364,7 @@ class Follower:
         """After a time of not reading (idle, or another process held the lease): start again
         from the streams' ends, with fresh counts, rather than replay what the counts hold."""
         self.streams.forget_all()
+        self.sampler.restart()
         if self.history is not None:
             self.history.restart()
         self.rows.clear()
