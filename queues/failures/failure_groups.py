@@ -13,6 +13,7 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from queues.config.settings import get_config
@@ -61,7 +62,13 @@ def frame_of(pieces: list[str]) -> str:
     """The innermost application frame of the last attempt whose text is ``pieces``, made
     generic."""
     frame, node = innermost(pieces)
-    return normalise(frame) if node else frame
+    return _generic_frame(frame) if node else frame
+
+
+@lru_cache(maxsize=4096)
+def _generic_frame(frame: str) -> str:
+    # Many failures fail at the same few lines: a cold alert read names tens of thousands.
+    return normalise(frame)
 
 
 def signature(reason: str | None, stacktrace_text: str | None) -> str:
