@@ -1,11 +1,13 @@
 """The new-signature alert reads failed jobs' hashes several script calls a round trip and
 several round trips at once: the signatures it finds are those read one job at a time, each
 job on its own queue, also for a malformed job hash and an id whose job is gone, and also when
-a read learns more signatures than are remembered."""
+a read learns more signatures than are remembered; on a cluster, each job's read stays in its
+place when the calls are split by slot."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from collections.abc import AsyncIterator, Callable
@@ -19,7 +21,12 @@ from bullmq import Queue, Worker
 from queues.alerts import signatures
 from queues.failures.failure_groups import read_failures, signature_of
 from queues.reads.keys import QueueRef
+from queues.redis.clients import get_client
+from tests.redis.test_cluster import TENANTS, ClusterPeer, cluster_peer, on_cluster
+from tests.support.servers.cluster_topology import ClusterTopology
 from tests.support.servers.redis_server import RedisServer
+
+__all__ = ["cluster_peer", "on_cluster"]  # the fixtures, used by name
 
 HOLDER = "a-test-worker"  # the lock token the jobs are taken with
 # Every queue has jobs 1, 2, 3...: replies put on the wrong queue give the wrong signature.
@@ -181,3 +188,34 @@ async def test_signatures_read_in_batches_are_those_read_one_job_at_a_time(
         assert all(sig.startswith(f"{ref.name} ") for sig in found[ref])
     assert "alpha odd" in found[QueueRef("bull", "alpha")]
     assert any(sig.endswith("test_signature_reads.py in _garbage") for sig in found[refs[0]])
+
+
+async def test_a_read_split_into_calls_on_a_cluster_keeps_each_job_in_its_place(
+    cluster_topology: ClusterTopology, cluster_peer: ClusterPeer, on_cluster: dict[str, Any]
+) -> None:
+    # Queues on every master, failed by Node BullMQ: a script call may name one slot's keys.
+    for queue in TENANTS:
+        data = json.dumps({"error": f"{queue} refused"})
+        await asyncio.to_thread(
+            cluster_peer,
+            "add-bulk",
+            "--queue",
+            queue,
+            "--name",
+            "w",
+            "--count",
+            "5",
+            "--data",
+            data,
+        )
+        await asyncio.to_thread(cluster_peer, "work", "--queue", queue, "--fail", "--count", "5")
+    keys = [f"bull:{queue}:{job}" for job in range(1, 6) for queue in TENANTS]
+    keys.insert(7, f"bull:{TENANTS[0]}:gone")
+    redis = get_client("default")
+    split = await read_failures(redis, keys, per_call=2)
+    alone = [(await read_failures(redis, [key]))[0] for key in keys]
+    assert split == alone
+    assert split[7] is None
+    assert [row[0] if row else None for row in split] == [
+        f"{key.split(':')[1]} refused" if not key.endswith("gone") else None for key in keys
+    ]
