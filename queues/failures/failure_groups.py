@@ -13,6 +13,7 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from queues.config.settings import get_config
@@ -35,6 +36,8 @@ MAX_BUDGET = 100_000
 REASON_CAP = 1024
 PIECE = 4096
 REACH = 256 * 1024
+# The most a job's read sends back (its reason and three pieces), however long its fields.
+MOST_READ = REASON_CAP + 3 * PIECE
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HEX = re.compile(r"\b(?:0x)?[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b0x[0-9a-f]+\b", re.I)
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
@@ -59,7 +62,13 @@ def frame_of(pieces: list[str]) -> str:
     """The innermost application frame of the last attempt whose text is ``pieces``, made
     generic."""
     frame, node = innermost(pieces)
-    return normalise(frame) if node else frame
+    return _generic_frame(frame) if node else frame
+
+
+@lru_cache(maxsize=4096)
+def _generic_frame(frame: str) -> str:
+    # Many failures fail at the same few lines: a cold alert read names tens of thousands.
+    return normalise(frame)
 
 
 def signature(reason: str | None, stacktrace_text: str | None) -> str:
@@ -73,10 +82,15 @@ def signature_of(reason: str | None, pieces: list[str]) -> str:
     return f"{head} @ {frame}" if frame else head
 
 
-async def read_failures(redis: Any, keys: list[str]) -> list[tuple[str | None, list[str]] | None]:
+async def read_failures(
+    redis: Any, keys: list[str], per_call: int | None = None
+) -> list[tuple[str | None, list[str]] | None]:
     """Per job hash key: (its failed reason, the decoded pieces of its last attempt's stack
-    trace), or None for a job that is gone. One round trip, bounded in Redis and on the wire."""
-    rows, _ = await per_key(redis, "read_failures", keys, [REASON_CAP, PIECE, REACH])
+    trace), or None for a job that is gone. One round trip, bounded in Redis and on the wire:
+    at most ``per_call`` jobs a script call (scripts.per_key), each call's reply at most
+    ``per_call`` times :data:`MOST_READ`."""
+    args = [REASON_CAP, PIECE, REACH]
+    rows, _ = await per_key(redis, "read_failures", keys, args, per_call=per_call)
     read: list[tuple[str | None, list[str]] | None] = []
     for row in rows:
         if not row:

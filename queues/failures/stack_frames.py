@@ -13,7 +13,7 @@ escape, which is read as well as it can be.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from queues.reads.jsontext import loads_shown
@@ -74,26 +74,29 @@ def innermost(pieces: Sequence[str]) -> tuple[str, bool]:
         python.extend(_PY_FRAME.findall(piece))
     if python:
         # Innermost last: search from the end.
-        path, function = _choose([(path, (path, fn)) for path, fn in reversed(python)])
+        path, function = _choose(python[::-1], lambda frame: frame[0])
         return f"{_SEPARATOR.split(path)[-1]} in {function.strip()}", False
     node: list[str] = []
     for piece in pieces:
-        node.extend(line.strip() for line in _JS_FRAME.findall(piece))
+        node.extend(_JS_FRAME.findall(piece))
     if node:
-        return _choose([(_location(line), line) for line in node]), True
+        return _choose(node, lambda line: _location(line.strip())).strip(), True
     return "", False
 
 
-def _choose(frames: Sequence[tuple[str, _Frame]]) -> _Frame:
+def _choose(frames: Sequence[_Frame], location: Callable[[_Frame], str]) -> _Frame:
     """The first frame (innermost first) of the application, else the first that is not the
-    runner's or BullMQ's, else the first."""
-    for location, frame in frames:
-        if not _LIBRARY.search(location) and not _RUNNER.search(location):
+    runner's or BullMQ's, else the first. Locations are worked out only as far as needed:
+    the application's frame is most often the first."""
+    seen: list[str] = []
+    for frame in frames:
+        seen.append(location(frame))
+        if not _LIBRARY.search(seen[-1]) and not _RUNNER.search(seen[-1]):
             return frame
-    for location, frame in frames:
-        if not _RUNNER.search(location):
+    for where, frame in zip(seen, frames, strict=True):
+        if not _RUNNER.search(where):
             return frame
-    return frames[0][1]
+    return frames[0]
 
 
 def _location(line: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 import redis.exceptions as redis_exceptions
@@ -16,6 +16,7 @@ from queues.redis import fastpipe
 from queues.redis.cluster import is_cluster
 
 _LUA = Path(__file__).with_name("lua")
+_Item = TypeVar("_Item")
 
 
 @cache
@@ -56,21 +57,34 @@ async def per_key(
     keys: list[str],
     args: Sequence[Any],
     also: Sequence[fastpipe.Command] = (),
+    per_call: int | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """Run Bullpen's script ``name``, which answers one row per key, over ``keys`` in one round
-    trip: (the rows in the order of ``keys``, the replies to the commands in ``also``)."""
+    trip: (the rows in the order of ``keys``, the replies to the commands in ``also``).
+    ``per_call``: the most keys one call of the script reads (so that no call holds Redis
+    long); the calls go one after another in the same round trip. By default one call."""
     reader = script(redis, name)
     if is_cluster(redis):
-        return await _per_key_by_slot(redis, reader.sha, keys, args, also)
-    command = ("EVALSHA", reader.sha, len(keys), *keys, *args)
-    replies, *more = await fastpipe.execute(redis, [command, *also])
-    if is_noscript(replies):
+        return await _per_key_by_slot(redis, reader.sha, keys, args, also, per_call)
+    commands: list[fastpipe.Command] = [
+        ("EVALSHA", reader.sha, len(part), *part, *args) for part in _calls(keys, per_call)
+    ]
+    replies = await fastpipe.execute(redis, [*commands, *also])
+    if any(is_noscript(reply) for reply in replies[: len(commands)]):
         await redis.script_load(reader.script)
-        replies, *more = await fastpipe.execute(redis, [command, *also])
-    if isinstance(replies, Exception):
-        raise replies
-    rows: list[Any] = replies
-    return rows, more
+        replies = await fastpipe.execute(redis, [*commands, *also])
+    rows: list[Any] = []
+    for reply in replies[: len(commands)]:
+        if isinstance(reply, Exception):
+            raise reply
+        rows.extend(reply)
+    return rows, replies[len(commands) :]
+
+
+def _calls(items: list[_Item], per_call: int | None) -> list[list[_Item]]:
+    if per_call is None or len(items) <= per_call:
+        return [items]
+    return [items[start : start + per_call] for start in range(0, len(items), per_call)]
 
 
 def is_noscript(reply: Any) -> bool:
@@ -99,19 +113,21 @@ async def _per_key_by_slot(
     keys: list[str],
     args: Sequence[Any],
     also: Sequence[fastpipe.Command],
+    per_call: int | None,
 ) -> tuple[list[Any], list[Any]]:
     """:func:`per_key` on a cluster, where a script may only name keys of one slot: one call
-    per slot, in one pipeline, the rows put back in the order of ``keys``."""
+    per slot (or per ``per_call`` keys of it), in one pipeline, the rows put back in the order
+    of ``keys``."""
     by_slot: dict[int, list[int]] = {}
     for index, key in enumerate(keys):
         by_slot.setdefault(key_slot(key.encode()), []).append(index)
+    calls = [part for indexes in by_slot.values() for part in _calls(indexes, per_call)]
     commands: list[fastpipe.Command] = [
-        ("EVALSHA", sha, len(indexes), *(keys[i] for i in indexes), *args)
-        for indexes in by_slot.values()
+        ("EVALSHA", sha, len(indexes), *(keys[i] for i in indexes), *args) for indexes in calls
     ]
     replies = await fastpipe.execute(redis, [*commands, *also])
     rows: list[Any] = [None] * len(keys)
-    for indexes, reply in zip(by_slot.values(), replies, strict=False):
+    for indexes, reply in zip(calls, replies, strict=False):
         if isinstance(reply, Exception):
             raise reply
         for index, row in zip(indexes, reply, strict=True):
