@@ -16,6 +16,7 @@ from urllib.parse import unquote
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.support.browser_pages import OPERATOR, credentials_header
 from tests.support.peer import PEER, Peer
 from tests.support.servers.live_server import LiveServer
 from tests.support.servers.redis_server import RedisServer
@@ -28,7 +29,7 @@ MINUTE_MS = 60_000
 
 async def operator_page(browser: Browser, server: LiveServer) -> Page:
     context = await browser.new_context(
-        http_credentials={"username": "operator", "password": "s3cret-pass"},
+        extra_http_headers=credentials_header(OPERATOR),
         viewport={"width": 1300, "height": 900},
     )
     page = await context.new_page()
