@@ -11,7 +11,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pytest
 from playwright.async_api import Browser, Page, expect
@@ -27,14 +27,14 @@ pytestmark = pytest.mark.browser
 MINUTE_MS = 60_000
 
 
-async def operator_page(browser: Browser, server: LiveServer) -> Page:
+async def operator_page(browser: Browser, server: LiveServer, path: str) -> Page:
     context = await browser.new_context(
         extra_http_headers=credentials_header(OPERATOR),
         viewport={"width": 1300, "height": 900},
     )
     page = await context.new_page()
     page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
-    await page.goto(f"{server.url}/queues/sign-in?next=/queues/")
+    await page.goto(f"{server.url}/queues/sign-in?next={quote(path)}")
     await expect(page.locator(".top .who")).to_have_text("operator")
     return page
 
@@ -51,8 +51,7 @@ async def test_clean_older_than_a_typed_duration(
     ids = {
         name: add_aged(peer, "tidy", name, minutes * MINUTE_MS) for name, minutes in ages.items()
     }
-    page = await operator_page(browser, bullpen_server)
-    await page.goto(f"{bullpen_server.url}/queues/q/tidy/?state=waiting")
+    page = await operator_page(browser, bullpen_server, "/queues/q/tidy/?state=waiting")
     grace = page.get_by_test_id("clean-grace")
     await expect(grace).to_have_value("1 h")
 
