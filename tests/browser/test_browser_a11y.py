@@ -15,6 +15,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RULES, axe_on_every_page, axe_violations
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -86,10 +87,10 @@ async def sweep(
 ) -> dict[str, list[str]]:
     """Every page's serious and critical violations in one scheme and size, by page name."""
     rules = RULES[tag]
-    context = await new_context(browser, tag, http_credentials=OPERATOR)
+    context = await new_context(browser, tag, extra_http_headers=credentials_header(OPERATOR))
     await axe_on_every_page(context)
     page = await context.new_page()
-    # Open reads: the browser sends its credentials once the sign-in page asked for them.
+    # Through the sign-in page, which sends a signed-in operator on to the overview.
     await page.goto(server.url + "/queues/sign-in?next=/queues/")
     await expect(page.locator(".top .who")).to_be_visible()
     found: dict[str, list[str]] = {}
@@ -146,7 +147,9 @@ async def test_no_serious_or_critical_violations_on_any_page(
     found: dict[str, list[str]] = {}
     async with chromium(chromium_path) as browser:
         # An action, so that the audit log has a row to show.
-        context = await new_context(browser, "light", http_credentials=OPERATOR)
+        context = await new_context(
+            browser, "light", extra_http_headers=credentials_header(OPERATOR)
+        )
         page = await context.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
         await page.goto(bullpen_server.url + "/queues/sign-in?next=/queues/q/shop-children/")

@@ -11,11 +11,12 @@ import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.support.browser_pages import OPERATOR, credentials_header
 from tests.support.peer import PEER, Peer
 from tests.support.servers.live_server import LiveServer
 from tests.support.servers.redis_server import RedisServer
@@ -26,14 +27,14 @@ pytestmark = pytest.mark.browser
 MINUTE_MS = 60_000
 
 
-async def operator_page(browser: Browser, server: LiveServer) -> Page:
+async def operator_page(browser: Browser, server: LiveServer, path: str) -> Page:
     context = await browser.new_context(
-        http_credentials={"username": "operator", "password": "s3cret-pass"},
+        extra_http_headers=credentials_header(OPERATOR),
         viewport={"width": 1300, "height": 900},
     )
     page = await context.new_page()
     page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
-    await page.goto(f"{server.url}/queues/sign-in?next=/queues/")
+    await page.goto(f"{server.url}/queues/sign-in?next={quote(path)}")
     await expect(page.locator(".top .who")).to_have_text("operator")
     return page
 
@@ -50,8 +51,7 @@ async def test_clean_older_than_a_typed_duration(
     ids = {
         name: add_aged(peer, "tidy", name, minutes * MINUTE_MS) for name, minutes in ages.items()
     }
-    page = await operator_page(browser, bullpen_server)
-    await page.goto(f"{bullpen_server.url}/queues/q/tidy/?state=waiting")
+    page = await operator_page(browser, bullpen_server, "/queues/q/tidy/?state=waiting")
     grace = page.get_by_test_id("clean-grace")
     await expect(grace).to_have_value("1 h")
 

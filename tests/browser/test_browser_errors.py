@@ -10,6 +10,7 @@ from django.conf import settings
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -23,7 +24,7 @@ async def test_a_paste_over_the_size_limit_says_so(
 ) -> None:
     peer("add", "--queue", "mail", "--name", "welcome", "--data", "{}")
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(http_credentials=OPERATOR)
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/q/mail/")
         await expect(page.locator(".top .who")).to_have_text("operator")

@@ -10,6 +10,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -23,7 +24,7 @@ async def test_back_after_remove_shows_the_removed_page(
 ) -> None:
     job_id = str(peer("add", "--queue", "mail", "--name", "welcome", "--data", "{}")["id"])
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(http_credentials=OPERATOR)
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
         job_url = f"{bullpen_server.url}/queues/q/mail/jobs/{job_id}/"
@@ -50,7 +51,7 @@ async def test_retry_with_fresh_attempts_from_the_job_page(
     )
     assert peer("work", "--queue", "mail", "--count", "1", "--fail")["failed"] == 1
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(http_credentials=OPERATOR)
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         confirms: list[str] = []
 
@@ -84,7 +85,7 @@ async def test_a_click_before_the_page_is_ready_is_not_lost(
     job_id = str(peer("add", "--queue", "mail", "--name", "send", "--data", "{}")["id"])
     assert peer("work", "--queue", "mail", "--count", "1", "--fail")["failed"] == 1
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(http_credentials=OPERATOR)
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/q/mail/")
         await expect(page.locator(".top .who")).to_have_text("operator")

@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -40,7 +41,7 @@ async def test_the_keyboard_walks_the_rows_and_opens_them(
 ) -> None:
     seed(peer)
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(http_credentials=OPERATOR)
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
         await expect(page.locator(".top .who")).to_have_text("operator")

@@ -253,7 +253,9 @@ async def test_sign_out_of_basic_credentials(
 ) -> None:
     peer("scenario", "--queue", "shop")
     async with chromium(chromium_path) as browser:
-        page = await operator_page(browser, bullpen_server, "/queues/q/shop/?state=failed")
+        page = await operator_page(
+            browser, bullpen_server, "/queues/q/shop/?state=failed", prompted=True
+        )
         await expect(page.locator('[data-testid="queue-actions"] button').first).to_be_visible()
         await page.click('[data-testid="sign-out"]')
         await page.wait_for_url(f"{bullpen_server.url}/queues/")

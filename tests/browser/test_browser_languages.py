@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -49,7 +50,9 @@ async def test_german_and_english_browsers_and_the_switcher(
     peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "12345", timeout=120)
     base = bullpen_server.url
     async with chromium(chromium_path) as browser:
-        german = await browser.new_context(locale="de-DE", http_credentials=CREDENTIALS)
+        german = await browser.new_context(
+            locale="de-DE", extra_http_headers=credentials_header(CREDENTIALS)
+        )
         page = await german.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.dismiss()))
         await page.goto(f"{base}/queues/sign-in?next=/queues/")
@@ -113,7 +116,9 @@ async def test_german_and_english_browsers_and_the_switcher(
             await expect(page.locator("html")).to_have_attribute("lang", "de")
             assert await overflowing(page) == [], name
 
-        english = await browser.new_context(locale="en-US", http_credentials=CREDENTIALS)
+        english = await browser.new_context(
+            locale="en-US", extra_http_headers=credentials_header(CREDENTIALS)
+        )
         page = await english.new_page()
         await page.goto(f"{base}/queues/sign-in?next=/queues/")
         await expect(page.locator("html")).to_have_attribute("lang", "en")

@@ -15,6 +15,7 @@ from playwright.async_api import BrowserContext, Page, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
+from tests.support.browser_pages import OPERATOR, credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer, stop_bullpen
 from tests.support.servers.redis_server import RedisServer
@@ -119,7 +120,7 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
     failed_job = f"{site.url}/queues/q/shop/jobs/{ids['failed'][1]}/"
     async with chromium(chromium_path) as browser:
         dark = await browser.new_context(
-            color_scheme="dark", viewport=DESKTOP, http_credentials=SIGNED_IN
+            color_scheme="dark", viewport=DESKTOP, extra_http_headers=credentials_header(SIGNED_IN)
         )
         page = await dark.new_page()
         await page.add_init_script(RECORD_VIOLATIONS)
@@ -164,7 +165,7 @@ async def test_dark_scheme_follows_the_system_and_the_choice_is_remembered(
 
         # A light system: light by default, dark when chosen, remembered.
         light = await browser.new_context(
-            color_scheme="light", viewport=DESKTOP, http_credentials=SIGNED_IN
+            color_scheme="light", viewport=DESKTOP, extra_http_headers=credentials_header(SIGNED_IN)
         )
         page = await light.new_page()
         await page.goto(failed_job)
@@ -187,26 +188,23 @@ async def test_phone_pages_fit_the_width_and_controls_are_touch_targets(
             viewport=PHONE,
             is_mobile=True,
             has_touch=True,
-            http_credentials={"username": "operator", "password": "s3cret-pass"},
+            extra_http_headers=credentials_header(OPERATOR),
         )
         page = await context.new_page()
-        await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
+        tops: dict[str, list[float]] = {}
         for name, path in pages(ids):
             await page.goto(bullpen_server.url + path)
             await settle(page)
             fits = await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             assert fits, f"{name} scrolls sideways: {await page.evaluate(OVERFLOWING)}"
             assert await page.evaluate(SMALL_TARGETS) == [], name
-
-        # The overview's cards put failed, waiting and active first.
-        await page.goto(bullpen_server.url + "/queues/")
-        await settle(page)
-        tops = {
-            state: await page.locator(f'tr[data-queue="shop"] td[data-state="{state}"]').evaluate(
-                "el => [el.getBoundingClientRect().top, el.getBoundingClientRect().left]"
-            )
-            for state in ("failed", "waiting", "active", "completed")
-        }
+            if name == "overview":
+                # The overview's cards put failed, waiting and active first.
+                for state in ("failed", "waiting", "active", "completed"):
+                    cell = page.locator(f'tr[data-queue="shop"] td[data-state="{state}"]')
+                    tops[state] = await cell.evaluate(
+                        "el => [el.getBoundingClientRect().top, el.getBoundingClientRect().left]"
+                    )
         assert tops["failed"][0] == tops["waiting"][0] == tops["active"][0] < tops["completed"][0]
         assert tops["failed"][1] < tops["waiting"][1] < tops["active"][1]
         await browser.close()

@@ -11,6 +11,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import OPERATOR, credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -25,7 +26,7 @@ async def test_an_overview_of_500_queues(
     peer("many-queues", "--count", "250", "--services", "mail,billing", timeout=180)
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
-            http_credentials={"username": "operator", "password": "s3cret-pass"},
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 1400, "height": 900},
         )
         page = await context.new_page()
@@ -103,7 +104,7 @@ async def test_an_overview_of_500_queues(
 
         # A phone: the same list as cards, nothing wider than the screen.
         phone = await browser.new_context(
-            http_credentials={"username": "operator", "password": "s3cret-pass"},
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 390, "height": 844},
             is_mobile=True,
         )

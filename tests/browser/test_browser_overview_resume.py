@@ -12,6 +12,7 @@ import pytest
 from playwright.async_api import Page, WebSocket, expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import OPERATOR, credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -25,7 +26,7 @@ async def test_the_overview_resumes_from_its_version_and_keeps_its_totals(
     peer("many-queues", "--count", "100", "--services", "mail,billing", timeout=180)
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
-            http_credentials={"username": "operator", "password": "s3cret-pass"},
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 1400, "height": 900},
         )
         page = await context.new_page()

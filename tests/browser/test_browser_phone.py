@@ -11,6 +11,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -41,7 +42,7 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
         context = await browser.new_context(
             viewport=PHONE,
             color_scheme=scheme,  # type: ignore[arg-type]
-            http_credentials=OPERATOR,
+            extra_http_headers=credentials_header(OPERATOR),
             is_mobile=True,
             has_touch=True,
         )
@@ -80,7 +81,7 @@ async def test_a_phones_first_screen_shows_queues_groups_and_jobs(
         desktop = await browser.new_context(
             viewport={"width": 1280, "height": 800},
             color_scheme=scheme,  # type: ignore[arg-type]
-            http_credentials=OPERATOR,
+            extra_http_headers=credentials_header(OPERATOR),
         )
         wide = await desktop.new_page()
         failed_tab = "/queues/q/shop/%3Fstate%3Dfailed"

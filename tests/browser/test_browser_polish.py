@@ -14,6 +14,7 @@ from playwright.async_api import ConsoleMessage, expect
 from tests.auth.test_browser_security import site  # noqa: F401
 from tests.support.browser import chromium
 from tests.support.browser_checks import RECORD_VIOLATIONS, SIGNED_IN
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -30,7 +31,7 @@ async def test_no_csp_violation_on_the_search_and_job_pages(
     failed = scenario["ids"]["failed"][0]
     completed = scenario["ids"]["completed"][0]
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(http_credentials=SIGNED_IN)
+        context = await browser.new_context(extra_http_headers=credentials_header(SIGNED_IN))
         page = await context.new_page()
         await page.add_init_script(RECORD_VIOLATIONS)
         console: list[str] = []

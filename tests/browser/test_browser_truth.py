@@ -14,7 +14,12 @@ from urllib.parse import quote
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser_pages import RECORD_SOCKETS, answer_dialogs, socket_messages
+from tests.support.browser_pages import (
+    RECORD_SOCKETS,
+    answer_dialogs,
+    credentials_header,
+    socket_messages,
+)
 from tests.support.live_reads import server_watches
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
@@ -27,7 +32,7 @@ CREDENTIALS = {"username": "operator", "password": "s3cret-pass"}
 
 async def signed_in(browser: Browser, server: LiveServer, path: str) -> Page:
     context = await browser.new_context(
-        http_credentials=CREDENTIALS, viewport={"width": 1300, "height": 900}
+        extra_http_headers=credentials_header(CREDENTIALS), viewport={"width": 1300, "height": 900}
     )
     page = await context.new_page()
     await page.goto(f"{server.url}/queues/sign-in?next=" + quote(f"/queues/{path}"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Browser, expect
 
-from tests.support.browser_pages import answer_dialogs
+from tests.support.browser_pages import OPERATOR, answer_dialogs, credentials_header
 from tests.support.peer import Peer, PostgresPeer
 from tests.support.servers.live_server import LiveServer
 
@@ -41,9 +41,7 @@ async def test_retry_from_the_job_page_and_retry_all_from_the_failed_tab(
 ) -> None:
     scenario = pg_peer("scenario", "--queue", "shop")
     other = next(job_id for job_id in scenario["ids"]["failed"] if job_id != "charge-9")
-    context = await browser.new_context(
-        http_credentials={"username": "operator", "password": "s3cret-pass"}
-    )
+    context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
     page = await context.new_page()
     answer_dialogs(page)  # the job used its attempts: Retry asks before giving one more
     await page.goto(f"{pg_site.url}/queues/sign-in?next=/queues/q/shop@pg/jobs/charge-9/")

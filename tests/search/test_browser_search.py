@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.browser import chromium
-from tests.support.browser_pages import socket_messages
+from tests.support.browser_pages import credentials_header, socket_messages
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -68,7 +68,7 @@ async def shows_search_rows_like_list_rows(
     browser: Browser, server: LiveServer, mail: dict[str, str], *, operator: bool, shot: str
 ) -> None:
     context = await browser.new_context(
-        http_credentials=OPERATOR if operator else None,  # type: ignore[arg-type]
+        extra_http_headers=credentials_header(OPERATOR) if operator else None,
         viewport={"width": 1400, "height": 900},
     )
     await context.add_init_script(RECORD_PROGRESS)
@@ -143,7 +143,7 @@ async def test_retry_a_selected_search_result(
 ) -> None:
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
-            http_credentials=OPERATOR,  # type: ignore[arg-type]
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 1400, "height": 900},
         )
         page = await context.new_page()

@@ -14,6 +14,7 @@ from playwright.async_api import Page, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_checks import RULES, axe_violations
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.search_reads import add_jobs
 from tests.support.servers.live_server import LiveServer
@@ -52,7 +53,7 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
     errors: list[str] = []
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
-            http_credentials=OPERATOR,  # type: ignore[arg-type]
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 1280, "height": 900},
         )
         page = await context.new_page()
@@ -127,7 +128,7 @@ async def test_find_a_customers_jobs_everywhere_and_retry_the_failed_ones(
 
         # On a phone: nothing scrolls sideways, and the results read as cards.
         phone = await browser.new_context(
-            http_credentials=OPERATOR,  # type: ignore[arg-type]
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 390, "height": 844},
             is_mobile=True,
             has_touch=True,

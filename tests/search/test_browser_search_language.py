@@ -15,6 +15,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.search_reads import add_jobs
 from tests.support.servers.live_server import LiveServer
@@ -49,7 +50,7 @@ async def test_query_error_download_and_saved_search(
     errors: list[str] = []
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
-            http_credentials=OPERATOR,  # type: ignore[arg-type]
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 1280, "height": 900},
             accept_downloads=True,
         )

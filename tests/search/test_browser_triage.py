@@ -11,6 +11,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import OPERATOR, credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer
 
@@ -39,7 +40,7 @@ async def test_from_failure_count_to_retrying_one_group(
     peer("work", "--queue", "email", "--count", str(len(ERRORS)), "--fail", "--concurrency", "4")
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
-            http_credentials={"username": "operator", "password": "s3cret-pass"},
+            extra_http_headers=credentials_header(OPERATOR),
             viewport={"width": 1400, "height": 900},
         )
         page = await context.new_page()

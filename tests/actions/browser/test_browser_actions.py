@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
-from tests.support.browser_pages import answer_dialogs
+from tests.support.browser_pages import OPERATOR, answer_dialogs, credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import LiveServer, start_bullpen, stop_bullpen
 from tests.support.servers.redis_server import RedisServer
@@ -68,9 +68,7 @@ async def test_retry_all_shows_progress_then_the_count(
     peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "40")
     peer("work", "--queue", "mail", "--count", "40", "--fail", "--concurrency", "20")
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(
-            http_credentials={"username": "operator", "password": "s3cret-pass"}
-        )
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
         failed_tab = "/queues/q/mail/%3Fstate%3Dfailed"
@@ -102,9 +100,7 @@ async def test_clean_asks_with_its_grace_limit_and_count(
     peer("add-bulk", "--queue", "mail", "--name", "send", "--count", "3")
     peer("work", "--queue", "mail", "--count", "3")
     async with chromium(chromium_path) as browser:
-        context = await browser.new_context(
-            http_credentials={"username": "operator", "password": "s3cret-pass"}
-        )
+        context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
         page = await context.new_page()
         completed_tab = "/queues/q/mail/%3Fstate%3Dcompleted"
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next={completed_tab}")
@@ -145,9 +141,7 @@ async def test_a_second_retry_all_while_the_first_runs_says_so(
     server = start_bullpen(redis_server.url, tmp_path / "daphne.log", extra_env=slow)
     try:
         async with chromium(chromium_path) as browser:
-            context = await browser.new_context(
-                http_credentials={"username": "operator", "password": "s3cret-pass"}
-            )
+            context = await browser.new_context(extra_http_headers=credentials_header(OPERATOR))
             page = await context.new_page()
             page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
             failed_tab = "/queues/q/mail/%3Fstate%3Dfailed"

@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.support.browser import chromium
+from tests.support.browser_pages import credentials_header
 from tests.support.peer import Peer
 from tests.support.servers.live_server import start_bullpen, stop_bullpen
 from tests.support.servers.redis_server import RedisServer
@@ -21,7 +22,7 @@ from tests.support.servers.redis_server import RedisServer
 pytestmark = pytest.mark.browser
 
 OPERATOR = {"username": "operator", "password": "s3cret-pass"}
-# Signed in first: basic credentials are sent once the sign-in page asks for them.
+# Through the sign-in page, which sends a signed-in operator on to the failed tab.
 FAILED_TAB = "/queues/sign-in?next=/queues/q/mail/%3Fstate%3Dfailed"
 
 
@@ -36,12 +37,16 @@ async def test_a_retry_all_in_german_then_cancelled(
     try:
         async with chromium(chromium_path) as browser:
             german = await (
-                await browser.new_context(locale="de-DE", http_credentials=OPERATOR)  # type: ignore[arg-type]
+                await browser.new_context(
+                    locale="de-DE", extra_http_headers=credentials_header(OPERATOR)
+                )
             ).new_page()
             german.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
             # Another page of the queue, in English, that only watches.
             english = await (
-                await browser.new_context(locale="en-US", http_credentials=OPERATOR)  # type: ignore[arg-type]
+                await browser.new_context(
+                    locale="en-US", extra_http_headers=credentials_header(OPERATOR)
+                )
             ).new_page()
             for page in (german, english):
                 await page.goto(f"{server.url}{FAILED_TAB}")
@@ -63,7 +68,9 @@ async def test_a_retry_all_in_german_then_cancelled(
             # A page opened while it runs: its bar comes with the page, and the page follows
             # the action to its end as the one that started it does.
             late = await (
-                await browser.new_context(locale="en-US", http_credentials=OPERATOR)  # type: ignore[arg-type]
+                await browser.new_context(
+                    locale="en-US", extra_http_headers=credentials_header(OPERATOR)
+                )
             ).new_page()
             opened = await late.goto(f"{server.url}{FAILED_TAB}")
             assert opened is not None and 'data-testid="bulk-cancel"' in await opened.text()
