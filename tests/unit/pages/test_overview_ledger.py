@@ -6,6 +6,7 @@ go. Ties in names and counts are many, so that their order is compared too."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from typing import Any
 
@@ -157,3 +158,36 @@ def test_a_change_moves_a_queue_within_the_kept_orders() -> None:
     assert [q["name"] for q in most.queues] == ["c", "a", "b"]
     assert most.totals["failed"] == 7
     assert most.queues[0]["attention"] == ["failed jobs", "paused"]
+
+
+def test_a_remake_a_slice_at_a_time_answers_as_one_made_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(overview_ledger, "SLICE", 7)
+    rng = random.Random(11)
+    found = [make(rng, ref) for ref in refs(60)]
+    ledger = OverviewLedger()
+    assert ledger.stale(found)
+    stops = sum(1 for _ in ledger.remaking(found))
+    assert stops == math.ceil(len(found) / 7) - 1  # a stop after every slice but the last
+    assert not ledger.stale(found)
+    made = ledger.made
+    compare(ledger, found, rng)  # its update finds nothing to make again
+    assert ledger.made == made
+
+
+def test_a_remake_overtaken_by_a_view_is_not_put_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(overview_ledger, "SLICE", 7)
+    rng = random.Random(12)
+    every = refs(60)
+    older = [make(rng, ref) for ref in every]
+    newer = [make(rng, ref) for ref in every[1:]]
+    ledger = OverviewLedger()
+    remaking = ledger.remaking(older)
+    next(remaking)
+    ledger.update(newer)  # a view that came first makes the ledger itself
+    assert list(remaking) == [None] * (math.ceil(len(older) / 7) - 2)
+    assert ledger.summaries == newer
+    compare(ledger, newer, rng)
