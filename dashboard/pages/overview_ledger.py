@@ -40,7 +40,7 @@ from queues.reads.keys import QueueRef
 
 # Past this share of queues changed since the last view, the ledger is made again whole (a
 # view that read every queue from Redis hands in new summaries for all of them).
-_REMAKE_SHARE = 0.25
+REMAKE_SHARE = 0.25
 # Past this many changed queues, the kept count orders are sorted again when next asked for
 # instead of each changed queue being moved in them.
 _MOVES = 256
@@ -148,12 +148,19 @@ class OverviewLedger:
         if get_config() is not self.config or len(found) != len(was):
             return None
         changed = list(itertools.compress(range(len(found)), map(operator.is_not, found, was)))
-        if len(changed) > len(found) * _REMAKE_SHARE:
+        if len(changed) > len(found) * REMAKE_SHARE:
             return None
         for p in changed:
             if found[p].ref != was[p].ref:  # a queue came as another went
                 return None
         return changed
+
+    def summary_of(self, ref: QueueRef) -> QueueSummary:
+        """``ref``'s summary as kept, or one with no counts when it has none."""
+        p = self.position.get(ref)
+        return (
+            self.summaries[p] if p is not None else QueueSummary(ref, {}, False, None, None, None)
+        )
 
     def remaking(self, found: Sequence[QueueSummary]) -> Iterator[None]:
         """Made again whole from ``found``, stopping after each ``SLICE`` queues (a caller
