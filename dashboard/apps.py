@@ -15,7 +15,8 @@ class DashboardConfig(AppConfig):
         # Importing the modules registers the system checks (what a host site forgot, whether
         # basic credentials are throttled, and dependency versions the fast paths were not
         # written against) and the receiver that closes a signed-out session's live sockets,
-        # whichever process serves the sign-out.
+        # whichever process serves the sign-out; and what the live readers run beside them
+        # (the lists a view of every queue keeps, made before the first view asks).
         from dashboard.checks import (  # noqa: F401
             access_settings,
             mounting,
@@ -25,7 +26,7 @@ class DashboardConfig(AppConfig):
             versions,
             websocket,
         )
-        from dashboard.live import socket_auth  # noqa: F401
+        from dashboard.live import ready_lists, socket_auth  # noqa: F401
         from dashboard.services.lifecycle import start_with_requests
 
         # Where the server's start is not hooked, alerts are still sent with no dashboard

@@ -10,7 +10,8 @@ Run from the repository root with the project's virtualenv, against a Redis seed
 Starts ``./run serve`` in ``--tree`` (default: this checkout), opens one websocket that
 watches the overview (the reader then reads every queue's counts), and waits until the
 reader vouches for them: two GETs in a row, 15 s apart, cost Redis fewer than 1,000 commands
-(``INFO commandstats``; a view that reads every queue itself costs hundreds of thousands).
+(``INFO commandstats``; a view that reads every queue itself costs hundreds of thousands),
+each of those GETs printed (the first that costs few is the first view after the reader vouched).
 Then counts Redis's commands over ``--idle`` seconds (the
 reader's cost while nothing happens), and times ``--views`` GETs each of ``api/queues/``,
 ``?sort=-failed`` and ``?problems=1``, with the commands each cost (a view that reads every
@@ -108,7 +109,15 @@ def main() -> int:
         vouched = 0
         while time.monotonic() - began < args.wait and vouched < 2:
             time.sleep(15)
-            vouched = vouched + 1 if get("/queues/api/queues/?per_page=25")[2] < 1000 else 0
+            # Each printed: the first that costs few commands is the first view after the
+            # reader vouched.
+            status, wall, cost = get("/queues/api/queues/?per_page=25")
+            vouched = vouched + 1 if cost < 1000 else 0
+            print(
+                f"waiting, ?per_page=25: {status}, {wall * 1000:,.0f} ms, {cost:,} commands "
+                f"(load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
         print(
             f"reader vouched after {time.monotonic() - began:.0f} s "
             f"(load {os.getloadavg()[0]:.1f})",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
@@ -62,6 +62,11 @@ async def publish_here(topic: Topic, message: LiveMessage) -> None:
     await fanout.hub().hand_out(group_name(topic), message)
 
 
+# What runs beside the followers while they run, registered by the modules it lives in (they
+# import this one, which cannot import them).
+BESIDE_READERS: list[Callable[[], Coroutine[Any, Any, None]]] = []
+
+
 class Supervisor:
     """Runs this process's followers, one per Redis connection, and starts a fresh one, with
     backoff, if one ever ends: live updates must not stop for good because of one unforeseen
@@ -89,6 +94,7 @@ class Supervisor:
         await asyncio.gather(
             *(self._keep_running(name) for name in self.followers),
             *(self._keep_reading(name) for name in self.stores),
+            *(beside() for beside in (BESIDE_READERS if self.followers else ())),
         )
 
     async def _keep_reading(self, name: str) -> None:

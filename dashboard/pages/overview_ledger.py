@@ -14,17 +14,18 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dashboard.api.serializers import queue_json
 from dashboard.pages.overview_list import (
     COLUMNS,
     Group,
+    Groups,
     Listing,
     ListQuery,
-    group_key,
+    groups_of,
     in_order,
     page_count,
     page_of,
@@ -34,12 +35,12 @@ from queues.alerts.kept import KeptAlerts
 from queues.config.queue_options import queue_options
 from queues.config.settings import get_config
 from queues.reads.counts import QueueSummary
-from queues.reads.dead_letters import is_dead_letter_queue
+from queues.reads.dead_letters import dead_letter_name, is_dead_letter_queue
 from queues.reads.keys import QueueRef
 
 # Past this share of queues changed since the last view, the ledger is made again whole (a
 # view that read every queue from Redis hands in new summaries for all of them).
-_REMAKE_SHARE = 0.25
+REMAKE_SHARE = 0.25
 # Past this many changed queues, the kept count orders are sorted again when next asked for
 # instead of each changed queue being moved in them.
 _MOVES = 256
@@ -49,6 +50,9 @@ _GROUPINGS_KEPT = 4
 _WORDS_KEPT = 200_000
 # Joins a queue's name, display name and slug into one text for the filter.
 _JOIN = "\x00"
+# Queues a remake works through in one step of the event loop when made in the background.
+SLICE = 5000
+_COUNTS = operator.itemgetter(*COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -62,9 +66,9 @@ class ViewFacts:
     stuck: Mapping[QueueRef, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _Names:
-    """A queue's words, for the order (``sort``) and the filter (``text``, ``fields``)."""
+class _Names(NamedTuple):
+    """A queue's words, for the order (``sort``) and the filter (``text``, ``fields``).
+    A tuple: made for each of 50,000 queues when first listed."""
 
     sort: str
     text: str
@@ -72,20 +76,12 @@ class _Names:
     slug: str
 
 
-@dataclass
-class _Grouping:
-    """One grouping's groups: each queue's key, each group's queues (in the list's order of
-    discovery), counts summed over them and paused queues."""
-
-    keys: list[str]
-    members: dict[str, list[int]]
-    sums: dict[str, list[int]]
-    paused: dict[str, int]
-
-
 def _shown(summary: QueueSummary) -> tuple[int, ...]:
     counts = summary.counts
-    return tuple(int(counts.get(state, 0)) for state in COLUMNS)
+    try:
+        return tuple(map(int, _COUNTS(counts)))  # every state counted: one C call
+    except KeyError:
+        return tuple(int(counts.get(state, 0)) for state in COLUMNS)
 
 
 def _column(sort: str) -> int:
@@ -98,11 +94,14 @@ def _flagged(summary: QueueSummary) -> bool:
     return bool(summary.counts.get("failed") or summary.paused or summary.problems)
 
 
-def _backlogged(summary: QueueSummary, slug: str) -> bool:
-    """Jobs wait on a queue that is not paused: a problem when no worker is connected."""
+def _backlogged(summary: QueueSummary, slug: str, dead_letter: str) -> bool:
+    """Jobs wait on a queue that is not paused: a problem when no worker is connected.
+    ``dead_letter``: the dead-letter queue's name, which a slug holds when it may be its."""
     counts = summary.counts
     backlog = counts.get("waiting", 0) + counts.get("prioritized", 0) + counts.get("paused", 0)
-    return bool(backlog) and not summary.paused and not is_dead_letter_queue(slug)
+    if not backlog or summary.paused:
+        return False
+    return dead_letter not in slug or not is_dead_letter_queue(slug)
 
 
 class OverviewLedger:
@@ -118,49 +117,90 @@ class OverviewLedger:
         self.busy: set[int] = set()  # queues with active jobs (their stuck jobs are read)
         self.rank: list[int] = []  # each queue's place in the order by name
         self.orders: dict[str, list[int]] = {}  # a sort → the queues in its order
-        self.groupings: dict[tuple[str, str], _Grouping] = {}
+        self.groupings: dict[tuple[str, str], Groups] = {}
         # Each queue's words while the settings stay (display names come from them).
         self._words: dict[QueueRef, _Names] = {}
         self.alerts = KeptAlerts()  # the count rules' verdicts, evaluated where inputs changed
+        self.made = 0  # times made whole: a remake begun before another is not put in place
 
     # ---- keeping up with the summaries -------------------------------------------------------
 
     def update(self, found: Sequence[QueueSummary]) -> None:
         """Take this view's summaries (every queue it lists, in the order of discovery)."""
-        config = get_config()
-        was = self.summaries
-        if config is not self.config or len(found) != len(was):
-            self._remake(found, config)
+        changed = self._changes(found)
+        if changed is None:
+            for _ in self.remaking(found):
+                pass
             return
-        changed = list(itertools.compress(range(len(found)), map(operator.is_not, found, was)))
-        if len(changed) > len(found) * _REMAKE_SHARE:
-            self._remake(found, config)
-            return
-        for p in changed:
-            if found[p].ref != was[p].ref:  # a queue came as another went
-                self._remake(found, config)
-                return
         if len(changed) > _MOVES:
             for sort in [sort for sort in self.orders if sort.lstrip("-") != "name"]:
                 del self.orders[sort]
         for p in changed:
             self._change(p, found[p])
 
-    def _remake(self, found: Sequence[QueueSummary], config: object) -> None:
-        if config is not self.config:
-            self._words.clear()
-        self.config = config
-        self.summaries = list(found)
-        self.position = {summary.ref: p for p, summary in enumerate(found)}
-        self.names = [self._names_of(summary.ref) for summary in found]
-        self.shown = [_shown(summary) for summary in found]
-        self.totals = [sum(column) for column in zip(*self.shown, strict=True)] or [0] * len(
-            COLUMNS
+    def stale(self, found: Sequence[QueueSummary]) -> bool:
+        """Whether taking ``found`` would make the ledger again whole."""
+        return self._changes(found) is None
+
+    def _changes(self, found: Sequence[QueueSummary]) -> list[int] | None:
+        """The places whose summary changed, or None when the ledger must be made again."""
+        was = self.summaries
+        if get_config() is not self.config or len(found) != len(was):
+            return None
+        changed = list(itertools.compress(range(len(found)), map(operator.is_not, found, was)))
+        if len(changed) > len(found) * REMAKE_SHARE:
+            return None
+        for p in changed:
+            if found[p].ref != was[p].ref:  # a queue came as another went
+                return None
+        return changed
+
+    def summary_of(self, ref: QueueRef) -> QueueSummary:
+        """``ref``'s summary as kept, or one with no counts when it has none."""
+        p = self.position.get(ref)
+        return (
+            self.summaries[p] if p is not None else QueueSummary(ref, {}, False, None, None, None)
         )
-        self.flagged = {p for p, summary in enumerate(found) if _flagged(summary)}
-        self.backlogged = {p for p, s in enumerate(found) if _backlogged(s, self.names[p].slug)}
-        self.busy = {p for p, summary in enumerate(found) if summary.counts.get("active")}
-        sort = [names.sort for names in self.names]
+
+    def remaking(self, found: Sequence[QueueSummary]) -> Iterator[None]:
+        """Made again whole from ``found``, stopping after each ``SLICE`` queues (a caller
+        on the event loop awaits there). What is made is put in place at once at the end,
+        unless the ledger was made again meanwhile or the settings changed."""
+        config, made = get_config(), self.made
+        if config is not self.config:
+            self._words.clear()  # display names come from the settings
+        found = list(found)
+        given = bool(config.get("QUEUE_OPTIONS"))
+        dead_letter = dead_letter_name()
+        names: list[_Names] = []
+        shown: list[tuple[int, ...]] = []
+        flagged: set[int] = set()
+        backlogged: set[int] = set()
+        busy: set[int] = set()
+        for start in range(0, len(found), SLICE):
+            for p, summary in enumerate(found[start : start + SLICE], start):
+                words = self._words.get(summary.ref) or self._names_of(summary.ref, given)
+                names.append(words)
+                shown.append(_shown(summary))
+                if _flagged(summary):
+                    flagged.add(p)
+                if _backlogged(summary, words.slug, dead_letter):
+                    backlogged.add(p)
+                if summary.counts.get("active"):
+                    busy.add(p)
+            if start + SLICE < len(found):
+                yield
+        if self.made != made or get_config() is not config:
+            return
+        self.made += 1
+        self.config = config
+        self.summaries = found
+        self.position = {summary.ref: p for p, summary in enumerate(found)}
+        self.names = names
+        self.shown = shown
+        self.totals = [sum(column) for column in zip(*shown, strict=True)] or [0] * len(COLUMNS)
+        self.flagged, self.backlogged, self.busy = flagged, backlogged, busy
+        sort = [words.sort for words in names]
         by_name = sorted(range(len(found)), key=sort.__getitem__)  # ties: discovery order
         self.rank = [0] * len(found)
         for place, p in enumerate(by_name):
@@ -168,15 +208,17 @@ class OverviewLedger:
         self.orders = {"name": by_name}
         self.groupings = {}
 
-    def _names_of(self, ref: QueueRef) -> _Names:
-        kept = self._words.get(ref)
-        if kept is None:
-            if len(self._words) >= _WORDS_KEPT:
-                self._words.clear()  # queues gone long ago
-            slug = ref.slug
-            display = str(queue_options(slug).get("display_name") or ref.name)
-            fields = (str(ref.name).casefold(), display.casefold(), slug.casefold())
-            kept = self._words[ref] = _Names(fields[1], _JOIN.join(fields), fields, slug)
+    def _names_of(self, ref: QueueRef, given: bool) -> _Names:
+        """``ref``'s words, kept. ``given``: some queue has options (else none has a display
+        name of its own, and none is looked up)."""
+        if len(self._words) >= _WORDS_KEPT:
+            self._words.clear()  # queues gone long ago
+        slug = ref.slug
+        name = str(ref.name)
+        display = str(queue_options(slug).get("display_name") or name) if given else name
+        folded = name.casefold()
+        fields = (folded, display.casefold() if display is not name else folded, slug.casefold())
+        kept = self._words[ref] = _Names(fields[1], _JOIN.join(fields), fields, slug)
         return kept
 
     def _change(self, p: int, summary: QueueSummary) -> None:
@@ -211,7 +253,7 @@ class OverviewLedger:
         self.summaries[p] = summary
         for kept, holds in (
             (self.flagged, _flagged(summary)),
-            (self.backlogged, _backlogged(summary, self.names[p].slug)),
+            (self.backlogged, _backlogged(summary, self.names[p].slug, dead_letter_name())),
             (self.busy, bool(summary.counts.get("active"))),
         ):
             if holds:
@@ -245,25 +287,11 @@ class OverviewLedger:
             return sorted(positions, key=lambda p: names[p].sort, reverse=True)
         return sorted(positions, key=self._key(sort))
 
-    def _grouping(self, grouping: str, delimiter: str) -> _Grouping:
+    def _grouping(self, grouping: str, delimiter: str) -> Groups:
         kept = self.groupings.get((grouping, delimiter))
         if kept is not None:
             return kept
-        keys = [
-            group_key(
-                {"name": s.ref.name, "prefix": s.ref.prefix, "connection": s.ref.connection},
-                grouping,
-                delimiter,
-            )
-            for s in self.summaries
-        ]
-        made = _Grouping(keys, {}, {}, {})
-        for p, key in enumerate(keys):
-            made.members.setdefault(key, []).append(p)
-            sums = made.sums.setdefault(key, [0] * len(COLUMNS))
-            for column, n in enumerate(self.shown[p]):
-                sums[column] += n
-            made.paused[key] = made.paused.get(key, 0) + bool(self.summaries[p].paused)
+        made = groups_of(self.summaries, self.shown, grouping, delimiter)
         if len(self.groupings) >= _GROUPINGS_KEPT:
             del self.groupings[next(iter(self.groupings))]
         self.groupings[(grouping, delimiter)] = made

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from django.utils.translation import gettext_lazy
 
 from queues.config.settings import get_config
+from queues.reads.counts import QueueSummary
 from queues.reads.dead_letters import is_dead_letter_queue
 from queues.reads.keys import STATES
 
@@ -199,6 +200,40 @@ def group_key(queue: dict[str, Any], grouping: str, delimiter: str) -> str:
     if grouping == "tail":
         return name.rsplit(delimiter, 1)[-1] if delimiter else name
     return ""
+
+
+@dataclass
+class Groups:
+    """One grouping of a list of queues: each queue's key (by its place in the list), each
+    group's places (in the list's order), counts summed over them (``COLUMNS``' order) and
+    paused queues."""
+
+    keys: list[str]
+    members: dict[str, list[int]]
+    sums: dict[str, list[int]]
+    paused: dict[str, int]
+
+
+def groups_of(
+    summaries: Sequence[QueueSummary], shown: Sequence[Sequence[int]], grouping: str, delimiter: str
+) -> Groups:
+    """``summaries`` grouped; ``shown``: each one's counts in ``COLUMNS``' order."""
+    keys = [
+        group_key(
+            {"name": s.ref.name, "prefix": s.ref.prefix, "connection": s.ref.connection},
+            grouping,
+            delimiter,
+        )
+        for s in summaries
+    ]
+    made = Groups(keys, {}, {}, {})
+    for p, key in enumerate(keys):
+        made.members.setdefault(key, []).append(p)
+        sums = made.sums.setdefault(key, [0] * len(COLUMNS))
+        for column, n in enumerate(shown[p]):
+            sums[column] += n
+        made.paused[key] = made.paused.get(key, 0) + bool(summaries[p].paused)
+    return made
 
 
 def _matches(queue: dict[str, Any], needle: str) -> bool:

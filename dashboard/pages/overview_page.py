@@ -6,14 +6,17 @@ trip). The HTML page, its fragments and ``api/queues/`` all come through here.
 
 from __future__ import annotations
 
+import asyncio
+import operator
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from redis.exceptions import ResponseError
 
 from dashboard.auth.queue_access import EVERYTHING, QueueAccess
 from dashboard.live.reader_counts import ReaderCounts
-from dashboard.pages.overview_ledger import OverviewLedger, ViewFacts
+from dashboard.pages.overview_ledger import REMAKE_SHARE, OverviewLedger, ViewFacts
 from dashboard.pages.overview_list import Listing, ListQuery, group_key
 from queues.alerts.failed_kept import Still
 from queues.alerts.kept import KeptAlerts
@@ -129,6 +132,31 @@ async def read_listing(
         for queue, ref in zip(listing.queues, refs, strict=True):
             queue["spark"] = series[ref]
     return listing
+
+
+def listing_remakes() -> int:
+    """How many times the kept list was made whole."""
+    return _ledger.made
+
+
+async def prepare_listing(every: list[QueueRef], have: Mapping[QueueRef, QueueSummary]) -> int:
+    """The kept list made whole for a view of ``every`` queue when that view would make it, a
+    slice of queues a step of the event loop; how many times it was made whole after.
+    ``have``: the readers' summaries. While they vouch for most queues only, the others stand
+    as the list keeps them (or with no counts): a view reads them from Redis and changes
+    those alone."""
+    if len(have) == len(every) and all(map(operator.is_, have, every)):
+        found = list(have.values())
+    elif len(every) - len(have) <= len(every) * REMAKE_SHARE:
+        found = [have.get(ref) or _ledger.summary_of(ref) for ref in every]
+    else:
+        return _ledger.made  # a view reads most queues from Redis: it makes the list
+    if _ledger.stale(found):
+        for _ in _ledger.remaking(found):
+            await asyncio.sleep(0)
+    else:
+        _ledger.update(found)  # the queues changed since, as the view would change them
+    return _ledger.made
 
 
 async def group_member_refs(

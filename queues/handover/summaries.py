@@ -5,14 +5,16 @@ time, that is a few dict look-ups a queue, 0.1 to 0.2 s of one step of the event
 last long list asked is kept with its answer, and the next view that asks for the same queues
 looks again only at those the reader changed since (its change log, ``LiveCounts.changes``)
 and at those due a re-read. The answer is the same as :meth:`SummaryHandover.full`'s, which
-states the rules; the tests compare the two.
+states the rules; the tests compare the two. The kept list can also be made ahead of the views,
+a slice of queues a step of the event loop (:meth:`SummaryHandover.preparing`), so that the
+first view after the reader vouches does not make it in one step.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -24,6 +26,8 @@ from queues.reads.keys import QueueRef
 # Below this many queues a view's summaries are looked up afresh (cheap), and the kept list
 # of a view of every queue stays as it is.
 KEEP_FROM = 1000
+# Queues looked up in one step of the event loop when the kept list is made ahead of views.
+SLICE = 5000
 
 
 @dataclass
@@ -54,12 +58,7 @@ class SummaryHandover:
             return self.full(asked, slack)
         counts = self.counts
         kept = self._kept
-        if (
-            kept is None
-            or kept.era != counts.era
-            or kept.followed_changes != self.streams.followed_changes
-            or kept.asked != asked  # equal lists of the same objects compare at C speed
-        ):
+        if kept is None or not self.keeps(asked):
             kept = self._make(asked)
             if kept is None:
                 return self.full(asked, slack)
@@ -85,22 +84,52 @@ class SummaryHandover:
     def _make(self, asked: list[QueueRef]) -> _Kept | None:
         """Every queue of ``asked`` looked up afresh, kept for the next view (None: a list
         naming a queue twice, not kept)."""
-        one = self._one
-        handed = {ref: one(ref) for ref in asked}
+        one, number = self._one, self.counts.change_number
+        return self._keep(asked, {ref: one(ref) for ref in asked}, number)
+
+    def _keep(
+        self, asked: list[QueueRef], handed: dict[QueueRef, QueueSummary | None], number: int
+    ) -> _Kept | None:
+        """``handed`` kept as what the reader knew of ``asked`` at change ``number``: the
+        queues changed after it are looked at again by the next view."""
         if len(handed) != len(asked):
             return None
         counts = self.counts
         missing = {ref for ref, summary in handed.items() if summary is None}
         made = _Kept(
-            list(asked),
-            handed,
-            missing,
-            counts.era,
-            counts.change_number,
-            self.streams.followed_changes,
+            list(asked), handed, missing, counts.era, number, self.streams.followed_changes
         )
         self._kept = made
         return made
+
+    def keeps(self, asked: list[QueueRef]) -> bool:
+        """Whether the next view asking for ``asked`` finds them kept."""
+        kept = self._kept
+        return (
+            kept is not None
+            and kept.era == self.counts.era
+            and kept.followed_changes == self.streams.followed_changes
+            and kept.asked == asked  # equal lists of the same objects compare at C speed
+        )
+
+    def preparing(self, asked: list[QueueRef]) -> Iterator[None]:
+        """Keeps ``asked``'s summaries for the next view that asks for the same queues,
+        looking up ``SLICE`` queues between stops (a caller on the event loop awaits at each).
+        Nothing is kept when the reader's era or followed queues changed meanwhile; queues
+        whose counts changed meanwhile are looked at again by that view."""
+        if len(asked) < KEEP_FROM or self.keeps(asked):
+            return
+        counts, streams, one = self.counts, self.streams, self._one
+        era, followed, number = counts.era, streams.followed_changes, counts.change_number
+        handed: dict[QueueRef, QueueSummary | None] = {}
+        for start in range(0, len(asked), SLICE):
+            if start:
+                yield
+                if counts.era != era or streams.followed_changes != followed:
+                    return
+            for ref in asked[start : start + SLICE]:
+                handed[ref] = one(ref)
+        self._keep(asked, handed, number)
 
     def _one(self, ref: QueueRef) -> QueueSummary | None:
         """``ref``'s summary as a page is given it whatever the time, or None when the page must

@@ -2,7 +2,9 @@
 what looking every queue up afresh hands (``SummaryHandover.full``): the same queues, in the
 same order, the very same summary objects (the overview's kept list tells changed queues by
 identity), after random events, exact reads (some in flight while a view asks), forgotten and
-dropped queues, queues followed and no longer followed, restarts, and re-reads overdue or not."""
+dropped queues, queues followed and no longer followed, restarts, and re-reads overdue or not;
+also when the kept list was made ahead of the view a slice at a time, all of that happening
+between two slices."""
 
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ def test_the_kept_hand_over_hands_what_a_fresh_look_up_hands(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(handover_module, "KEEP_FROM", 5)
+    monkeypatch.setattr(handover_module, "SLICE", 7)
     rng = random.Random(seed)
     every = [QueueRef("bull", f"q{n}") for n in range(60)]
     streams = StreamReader(block_ms=1000, read_pause=0.03)
@@ -72,43 +75,62 @@ def test_the_kept_hand_over_hands_what_a_fresh_look_up_hands(
     counts.reading_ends(every)
     asked = list(every)
     in_flight: list[QueueRef] = []
-    handed = 0
+    handed = prepared = 0
     for step in range(400):
-        roll = rng.random()
-        if roll < 0.45:
-            for _ in range(rng.randrange(1, 6)):
-                counts.take(rng.choice(every), _event(rng, step + 10))
-        elif roll < 0.6 and not in_flight:
-            in_flight = rng.sample(every, rng.randrange(1, 10))
-            taken = counts.reading_begins(in_flight)
-            if rng.random() < 0.5:  # some read, others still in flight when the view asks
-                counts.took_exact([_read(rng, ref) for ref in in_flight], taken)
-                counts.reading_ends(in_flight)
-                in_flight = []
-        elif roll < 0.7 and in_flight:
-            counts.reading_ends(in_flight)  # the read failed: the old base stays
-            in_flight = []
-        elif roll < 0.75:
-            counts.doubt_drifted()
-        elif roll < 0.78:
-            counts.drop(rng.sample(every, 2))
-        elif roll < 0.82:
-            ref = rng.choice(every)
-            if streams.follows(ref):
-                streams.unfollow([ref])
-            else:
-                _follow(streams, ref)
-        elif roll < 0.83:
-            counts.restart()
-        elif roll < 0.85:
+        in_flight = _move(rng, counts, streams, every, in_flight, step)
+        if rng.random() < 0.02:
             asked = rng.choice(
                 (list(every), every[: rng.randrange(len(every))], every[:3], every + every[:2])
             )
+        if rng.random() < 0.5:
+            # Made ahead of the view, slice by slice, the reader moving on between slices.
+            for _ in handover.preparing(asked):
+                in_flight = _move(rng, counts, streams, every, in_flight, step)
+                prepared += 1
         slack = rng.choice((0.0, 1000.0))
         kept = handover.summaries(asked, slack)
         _same(kept, SummaryHandover(counts, streams).full(asked, slack))
         handed += len(kept)
     assert handed  # the views were handed summaries, not only left to read them
+    assert prepared  # some kept lists were made ahead, a slice at a time
+
+
+def _move(
+    rng: random.Random,
+    counts: LiveCounts,
+    streams: StreamReader,
+    every: list[QueueRef],
+    in_flight: list[QueueRef],
+    step: int,
+) -> list[QueueRef]:
+    """One random move of the reader; the queues whose exact read is in flight after it."""
+    roll = rng.random()
+    if roll < 0.45:
+        for _ in range(rng.randrange(1, 6)):
+            counts.take(rng.choice(every), _event(rng, step + 10))
+    elif roll < 0.6 and not in_flight:
+        in_flight = rng.sample(every, rng.randrange(1, 10))
+        taken = counts.reading_begins(in_flight)
+        if rng.random() < 0.5:  # some read, others still in flight when the view asks
+            counts.took_exact([_read(rng, ref) for ref in in_flight], taken)
+            counts.reading_ends(in_flight)
+            in_flight = []
+    elif roll < 0.7 and in_flight:
+        counts.reading_ends(in_flight)  # the read failed: the old base stays
+        in_flight = []
+    elif roll < 0.75:
+        counts.doubt_drifted()
+    elif roll < 0.78:
+        counts.drop(rng.sample(every, 2))
+    elif roll < 0.82:
+        ref = rng.choice(every)
+        if streams.follows(ref):
+            streams.unfollow([ref])
+        else:
+            _follow(streams, ref)
+    elif roll < 0.83:
+        counts.restart()
+    return in_flight
 
 
 def test_a_view_with_nothing_changed_looks_at_no_queue_again(

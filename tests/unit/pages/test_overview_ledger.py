@@ -6,13 +6,14 @@ go. Ties in names and counts are many, so that their order is compared too."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from typing import Any
 
 import pytest
 
 from dashboard.api.serializers import queue_json
-from dashboard.pages import overview_ledger
+from dashboard.pages import overview_ledger, overview_page
 from dashboard.pages.overview_ledger import OverviewLedger, ViewFacts
 from dashboard.pages.overview_list import SORTS, Listing, ListQuery, group_key, list_queues
 from queues.reads.counts import QueueSummary
@@ -157,3 +158,61 @@ def test_a_change_moves_a_queue_within_the_kept_orders() -> None:
     assert [q["name"] for q in most.queues] == ["c", "a", "b"]
     assert most.totals["failed"] == 7
     assert most.queues[0]["attention"] == ["failed jobs", "paused"]
+
+
+def test_a_remake_a_slice_at_a_time_answers_as_one_made_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(overview_ledger, "SLICE", 7)
+    rng = random.Random(11)
+    found = [make(rng, ref) for ref in refs(60)]
+    ledger = OverviewLedger()
+    assert ledger.stale(found)
+    stops = sum(1 for _ in ledger.remaking(found))
+    assert stops == math.ceil(len(found) / 7) - 1  # a stop after every slice but the last
+    assert not ledger.stale(found)
+    made = ledger.made
+    compare(ledger, found, rng)  # its update finds nothing to make again
+    assert ledger.made == made
+
+
+def test_a_remake_overtaken_by_a_view_is_not_put_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(overview_ledger, "SLICE", 7)
+    rng = random.Random(12)
+    every = refs(60)
+    older = [make(rng, ref) for ref in every]
+    newer = [make(rng, ref) for ref in every[1:]]
+    ledger = OverviewLedger()
+    remaking = ledger.remaking(older)
+    next(remaking)
+    ledger.update(newer)  # a view that came first makes the ledger itself
+    assert list(remaking) == [None] * (math.ceil(len(older) / 7) - 2)
+    assert ledger.summaries == newer
+    compare(ledger, newer, rng)
+
+
+async def test_a_list_made_ahead_from_most_queues_answers_once_a_view_hands_them_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(overview_ledger, "SLICE", 7)
+    ledger = OverviewLedger()
+    monkeypatch.setattr(overview_page, "_ledger", ledger)
+    rng = random.Random(13)
+    every = refs(60)
+    found = [make(rng, ref) for ref in every]
+    # The reader vouches for too few: nothing made ahead (a view reads most of them).
+    have = {s.ref: s for s in found if rng.random() < 0.5}
+    assert await overview_page.prepare_listing(every, have) == 0
+    # Most of them: the others stand with no counts until a view hands them in.
+    have = {s.ref: s for s in found[: len(found) * 9 // 10]}
+    assert await overview_page.prepare_listing(every, have) == 1
+    assert ledger.summaries[-1].counts == {}
+    compare(ledger, found, rng)
+    assert ledger.made == 1  # the view changed the queues it read, made nothing whole
+    # All of them, some changed since: the changes taken ahead of the view.
+    found = [make(rng, s.ref) if rng.random() < 0.1 else s for s in found]
+    assert await overview_page.prepare_listing(every, {s.ref: s for s in found}) == 1
+    assert ledger.summaries == found
+    compare(ledger, found, rng)

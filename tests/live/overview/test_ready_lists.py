@@ -1,0 +1,77 @@
+"""The lists a view of every queue keeps (the reader's hand-over, the overview's kept list) are
+made beside the live reader once it vouches, a slice of queues at a time, before any view asks
+(dashboard/live/ready_lists.py): the first view then makes neither, and lists what a fresh read
+of every queue lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from dashboard.live import channel_groups, ready_lists
+from dashboard.pages import overview_ledger, overview_page
+from dashboard.pages.overview_list import ListQuery
+from queues.handover import summaries as handover_module
+from queues.reads.discovery import discovered
+from queues.reads.keys import QueueRef
+from tests.live.overview.test_overview_ledger_live import afresh
+from tests.live.test_pages_from_reader import connect, many_queues, sockets  # noqa: F401
+from tests.support.live_reads import TRIES, until
+from tests.unit.pages.test_overview_ledger import shape
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_the_first_view_after_the_reader_vouches_finds_both_lists_made(
+    many_queues: None,  # noqa: F811
+    sockets: list[WebsocketCommunicator],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 200 queues: kept (from 50) and made 30 at a time, as 50,000 are 5,000 at a time.
+    monkeypatch.setattr(handover_module, "KEEP_FROM", 50)
+    monkeypatch.setattr(handover_module, "SLICE", 30)
+    monkeypatch.setattr(overview_ledger, "SLICE", 30)
+    monkeypatch.setattr(ready_lists, "EVERY", 0.05)
+    made: list[Any] = []
+    make_ready = ready_lists.make_ready
+
+    async def recorded(last: Any) -> Any:
+        made.append(await make_ready(last))
+        return made[-1]
+
+    monkeypatch.setattr(ready_lists, "make_ready", recorded)
+    watcher = await connect(sockets)
+    await watcher.send_json_to({"watch": "overview"})
+    follower = channel_groups.ensure_started()
+    refs = list((await discovered()).queues)
+    assert len(refs) == 200
+
+    def ready() -> bool:
+        return bool(made) and made[-1] is not None
+
+    # Nothing asks the reader for its summaries here but the lists' maker.
+    await until("the lists made beside the reader", ready, 60)
+    assert made[-1].remakes == overview_page.listing_remakes() >= 1
+    assert follower.handover.keeps(refs)
+
+    hand_overs: list[list[QueueRef]] = []
+    make = follower.handover._make
+    monkeypatch.setattr(
+        follower.handover, "_make", lambda asked: hand_overs.append(asked) or make(asked)
+    )
+    for _ in range(TRIES):
+        remakes = overview_page.listing_remakes()
+        listing = await overview_page.read_listing(ListQuery(), page=False)
+        if listing.live_version:  # the reader vouched: the view took its counts
+            assert hand_overs == []
+            assert overview_page.listing_remakes() == remakes
+            assert shape(listing) == shape(await afresh(ListQuery()))
+            return
+        # A loaded machine left the reader behind a moment: the view read Redis and made its
+        # own list; the maker makes the lists again once the reader vouches again.
+        made.clear()
+        await until("the lists made again", ready, 60)
+        hand_overs.clear()
+    raise AssertionError(f"the reader did not vouch for any of {TRIES} views")
