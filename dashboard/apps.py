@@ -26,7 +26,7 @@ class DashboardConfig(AppConfig):
             versions,
             websocket,
         )
-        from dashboard.live import ready_lists, socket_auth  # noqa: F401
+        from dashboard.live import socket_auth  # noqa: F401
         from dashboard.services.lifecycle import start_with_requests
 
         # Where the server's start is not hooked, alerts are still sent with no dashboard

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
@@ -62,9 +62,8 @@ async def publish_here(topic: Topic, message: LiveMessage) -> None:
     await fanout.hub().hand_out(group_name(topic), message)
 
 
-# What runs beside the followers while they run, registered by the modules it lives in (they
-# import this one, which cannot import them).
-BESIDE_READERS: list[Callable[[], Coroutine[Any, Any, None]]] = []
+# What runs beside the followers while they run (the services' owner names it).
+Beside = Callable[[], Coroutine[Any, Any, None]]
 
 
 class Supervisor:
@@ -72,8 +71,9 @@ class Supervisor:
     backoff, if one ever ends: live updates must not stop for good because of one unforeseen
     error, and one connection's trouble leaves the others' updates alone."""
 
-    def __init__(self, interest: Interest) -> None:
+    def __init__(self, interest: Interest, beside: Sequence[Beside] = ()) -> None:
         self.interest = interest
+        self.beside = tuple(beside)
         self.followers = {
             # Followers read Redis' event streams: a Postgres store has none of its own here.
             name: Follower(publish, interest, connection=name, send_time=fanout.hub().send_time)
@@ -94,7 +94,7 @@ class Supervisor:
         await asyncio.gather(
             *(self._keep_running(name) for name in self.followers),
             *(self._keep_reading(name) for name in self.stores),
-            *(beside() for beside in (BESIDE_READERS if self.followers else ())),
+            *(beside() for beside in (self.beside if self.followers else ())),
         )
 
     async def _keep_reading(self, name: str) -> None:
@@ -140,12 +140,13 @@ def _store_reader(connection: str, interest: Interest) -> PostgresLiveCounts:
 LIVE_READER: Slot[Supervisor] = Slot("live-reader")
 
 
-def start() -> Supervisor:
-    """This loop's supervisor, its followers running (started again if it ended)."""
+def start(beside: Sequence[Beside] = ()) -> Supervisor:
+    """This loop's supervisor, its followers running (started again if it ended), and
+    ``beside`` running while they do."""
 
     def make(ended: Supervisor | None) -> tuple[Supervisor, Coroutine[Any, Any, None]]:
         # Pages still open keep their watches when a new supervisor takes over.
-        supervisor = Supervisor(ended.interest if ended is not None else Interest())
+        supervisor = Supervisor(ended.interest if ended is not None else Interest(), beside)
         return supervisor, supervisor.run()
 
     return registry.ensure(LIVE_READER, make)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
-from dashboard.live import channel_groups
 from dashboard.live.reader_counts import ReaderCounts
 from dashboard.pages import overview_page
 from queues.config.settings import get_config
@@ -97,6 +96,3 @@ async def make_ready(made: _Made | None = None) -> _Made | None:
     if not known.complete or len(have) != len(every):
         return None  # looked at again: a view reads the others from Redis meanwhile
     return _Made(queues, eras, now.config, remakes)
-
-
-channel_groups.BESIDE_READERS.append(keep_ready)

@@ -42,7 +42,7 @@ from asgiref.sync import async_to_sync
 
 from dashboard.alerts import sender
 from dashboard.bulk import launch
-from dashboard.live import channel_groups
+from dashboard.live import channel_groups, ready_lists
 from dashboard.services import registry
 from queues.actions import handles
 from queues.redis import clients
@@ -63,7 +63,11 @@ class Service:
 
 SERVICES: tuple[Service, ...] = (
     Service("bulk-actions", lambda loop: launch.ensure_runner(), launch.stop),
-    Service("live-reader", lambda loop: channel_groups.start(), channel_groups.stop),
+    Service(
+        "live-reader",
+        lambda loop: channel_groups.start(beside=(ready_lists.keep_ready,)),
+        channel_groups.stop,
+    ),
     Service(
         "alert-sender",
         lambda loop: sender.ensure_running(functools.partial(channel_groups.holds_lease, loop)),
