@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from redis.exceptions import RedisError
+
 import bullpen_site.demo_handlers  # noqa: F401 - registers the demo queues' options
 from bullpen_site.demo_handlers.newsletter import newsletter_job_id
 from queues.cancelling import raise_if_cancelled
@@ -86,6 +88,9 @@ async def add(producer: Producer, job: DemoJob) -> str:
     )
 
 
+# While Redis is away, the producer tries again this often.
+AWAY_RETRY_S = 1.0
+
 # Every this many jobs, a bundle of documents comes in: a flow, whose tree a job page shows.
 FLOW_EVERY = 40
 BUNDLE_SIZE = 3
@@ -123,13 +128,26 @@ async def seed(producer: Producer, per_queue: int = 40) -> int:
 
 
 async def run_demo(rate_per_second: float = 2.0, per_queue: int = 40) -> None:
-    """Seed, then add ``rate_per_second`` jobs a second until cancelled."""
+    """Seed, then add ``rate_per_second`` jobs a second until cancelled. While Redis is away
+    the producer waits for it and goes on, as the worker and the dashboard do: a demo of what
+    Redis going away looks like must not end with it."""
     async with Producer() as producer:
         n = await seed(producer, per_queue)
+        away = False
         while True:
             raise_if_cancelled()
+            try:
+                await add(producer, demo_job(DEMO_QUEUES[(n + 1) % len(DEMO_QUEUES)], n + 1))
+                if (n + 1) % FLOW_EVERY == 0:
+                    await producer.add_flow(demo_flow(n + 1))
+            except (RedisError, OSError) as error:
+                if not away:
+                    print(f"demo jobs: Redis is away, waiting for it: {error}", flush=True)
+                away = True
+                await asyncio.sleep(AWAY_RETRY_S)
+                continue
+            if away:
+                print("demo jobs: Redis is back, adding jobs again", flush=True)
+                away = False
             n += 1
-            await add(producer, demo_job(DEMO_QUEUES[n % len(DEMO_QUEUES)], n))
-            if n % FLOW_EVERY == 0:
-                await producer.add_flow(demo_flow(n))
             await asyncio.sleep(1 / rate_per_second)
