@@ -98,8 +98,14 @@ async def test_open_pages_hear_at_once_that_redis_went_away(
             await found_within(lambda: follower.redis_ok is False)
             assert gate.shut_at is not None
             took = time.monotonic() - gate.shut_at
-            # Page reads retry for up to 2.5 s; the status must not wait for that.
-            assert took < 1.0, f"Redis said unreachable {took:.2f} s after it went away"
+            # Page reads try again up to READ_RETRIES times over 2.5 s; the status must not
+            # wait for that. Counted in connections tried, not in seconds: a loaded machine
+            # took 3.1 s to run the same first failed read.
+            assert gate.tried_while_shut <= 1, (
+                f"the follower tried {gate.tried_while_shut} connections before it said "
+                f"Redis was unreachable ({took:.2f} s after it went away)"
+            )
+            print(f"Redis said unreachable {took:.2f} s after it went away")
         finally:
             await cancel_and_wait(running)
         # The lease, the follower's other probe, fails at its first try, with one connection.
