@@ -191,6 +191,32 @@
       links[Math.min(links.length - 1, down ? at + 1 : at - 1)].focus();
     }
   });
+
+  // Suggestions for a longer text can arrive after the arrow keys went into the list for a
+  // shorter one: the new list keeps the focus on the same suggestion, or gives it back to
+  // the box, instead of dropping it with the old links. The box holds the focus during the
+  // swap: the list is shown only while the form has it, and a hidden link takes none.
+  var focusedHref = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var list = event.detail.target;
+    if (!list || !list.matches || !list.matches(".switcher-matches")) return;
+    var focused = document.activeElement;
+    focusedHref = null;
+    if (focused && focused !== list && list.contains(focused)) {
+      focusedHref = focused.getAttribute("href");
+      list.closest("form.switcher").querySelector("input[name=q]").focus({ preventScroll: true });
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var list = event.detail.target;
+    if (focusedHref === null || !list || !list.matches || !list.matches(".switcher-matches")) return;
+    var href = focusedHref;
+    focusedHref = null;
+    var same = Array.prototype.filter.call(list.querySelectorAll("a"), function (link) {
+      return link.getAttribute("href") === href;
+    });
+    if (same.length) same[0].focus();
+  });
 })();
 
 // A job's flow tree: each live job message carries its node, rendered by the server from the

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from django.test import AsyncClient, override_settings
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from dashboard.pages.switcher import MAX_SUGGESTIONS
 from tests.support.browser import chromium
@@ -302,12 +302,30 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
         await expect(page).to_have_url(f"{closed_site.url}/queues/search/?q=nosuch")
         await expect(page.get_by_test_id("search-none")).to_be_visible()
 
-        # A hostile name is text; the keyboard reaches its suggestion.
-        await type_in_box(page, "onerror")
+        # A hostile name is text; the keyboard reaches its suggestion, and keeps it when the
+        # suggestions for the whole text arrive after the arrow key went into those for part
+        # of it (held here until then; a loaded machine did the same).
+        full_text = asyncio.Event()
+
+        async def hold_the_full_text(route: Route) -> None:
+            if "q=onerror" in route.request.url:
+                await full_text.wait()
+            await route.continue_()
+
+        await page.route("**/go/suggestions/**", hold_the_full_text)
+        await type_in_box(page, "onerr")
         hostile = matches.locator("a")
         await expect(hostile).to_have_text([HOSTILE])
+        async with page.expect_request(lambda request: "q=onerror" in request.url):
+            await page.get_by_label("Go to queue").press_sequentially("or", delay=30)
         await page.get_by_label("Go to queue").press("ArrowDown")
         await expect(hostile).to_be_focused()
+        await hostile.evaluate("link => { link.dataset.before = 'yes'; }")
+        full_text.set()
+        await expect(matches.locator("a[data-before]")).to_have_count(0)
+        await expect(hostile).to_have_text([HOSTILE])
+        await expect(hostile).to_be_focused()
+        await page.unroute("**/go/suggestions/**", hold_the_full_text)
         await page.keyboard.press("ArrowUp")
         await expect(page.get_by_label("Go to queue")).to_be_focused()
         await page.keyboard.press("ArrowDown")
