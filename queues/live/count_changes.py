@@ -42,10 +42,8 @@ class LiveCounts:
     ) -> None:
         self.outbox = outbox
         self.watching = watching
-        # Exact re-reads: within counts_interval of an event the estimate cannot follow, and
-        # within resync_interval of any change.
-        self.counts_interval = counts_interval
-        self.resync_interval = resync_interval
+        # Exact re-reads: soon after an event the estimate cannot follow, and after any change.
+        self.counts_interval, self.resync_interval = counts_interval, resync_interval
         self.estimates = CountEstimates()
         self.legacy_paused: frozenset[QueueRef] = frozenset()
         # Queue → time (ms) of the oldest event that moved its counts and is not yet sent.
@@ -83,8 +81,10 @@ class LiveCounts:
         self.batch = max(1, batch)
         self.unread: list[QueueRef] = []
         self.quiet_after = quiet_after  # a queue not read for this long is due a re-read
-        # Read in batches of up to a second's worth: one pipelined round trip each.
-        self.quiet_reads = TokenBucket(quiet_reads_per_second, max(1, int(quiet_reads_per_second)))
+        # Batches of a second's reads (a round trip each), two seconds' saved up: a pass that
+        # comes late still spends the second it missed.
+        rate = quiet_reads_per_second
+        self.quiet_reads = TokenBucket(rate, max(1, int(rate)), saved_for=2.0)
         self.quiet_due = 1  # queues due a quiet re-read when last looked for
 
     @property

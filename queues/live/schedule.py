@@ -78,12 +78,13 @@ class Chores:
 
 
 class TokenBucket:
-    """Reads allowed per second, saved up for at most one second."""
+    """Reads allowed per second, saved up for at most ``saved_for`` seconds (one by default)."""
 
-    def __init__(self, per_second: float, batch: int) -> None:
+    def __init__(self, per_second: float, batch: int, saved_for: float = 1.0) -> None:
         self.per_second = per_second
         # Reads are granted in batches of at least this many (each read is a script call).
         self.batch = batch
+        self.most = per_second * saved_for
         self.tokens = 0.0
         self.filled_at = time.monotonic()
 
@@ -91,13 +92,13 @@ class TokenBucket:
         """``take(wanted)`` would grant reads now (cheap: checked before finding what is due,
         with the number found last time)."""
         saved = self.tokens + (time.monotonic() - self.filled_at) * self.per_second
-        return min(self.per_second, saved) >= max(1, min(wanted, self.batch))
+        return min(self.most, saved) >= max(1, min(wanted, self.batch))
 
     def take(self, wanted: int) -> int:
         """How many of ``wanted`` reads may be done now (0 until a batch is saved up)."""
         now = time.monotonic()
         rate = self.per_second
-        self.tokens = min(rate, self.tokens + (now - self.filled_at) * rate)
+        self.tokens = min(self.most, self.tokens + (now - self.filled_at) * rate)
         self.filled_at = now
         if self.tokens < min(wanted, self.batch):
             return 0

@@ -178,9 +178,12 @@ async def test_quiet_queues_are_re_read_from_a_fixed_budget_not_all_at_once(
         f"2,000 idle queues, {window} s: {reads:.0f} queue re-reads, {total} Redis commands "
         f"({total * 60 / window:.0f} a minute): {cost}"
     )
-    assert reads <= 5 * (window + 1)  # the budget, and one second saved up
+    assert reads <= 5 * (window + 2)  # the budget, and two seconds saved up
     assert reads >= 5 * window / 2  # and it is spent: quiet queues are re-read
-    assert total * 60 / window <= 5000
+    # 50 re-reads of 11 commands (the read, MULTI/EXEC, the stream's last id) and the reader's
+    # own (discovery's SCANs, the lease): about 4,800 a minute; the two seconds saved up add
+    # up to 10 re-reads to a window.
+    assert total * 60 / window <= 5500
 
 
 async def test_rows_an_overview_shows_are_re_read_before_the_others(peer: Peer) -> None:

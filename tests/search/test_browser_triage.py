@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Page, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_pages import OPERATOR, credentials_header
@@ -22,6 +22,12 @@ ERRORS = (
     + ["mailbox user 7 unavailable", "mailbox user 912 unavailable"]
     + ["template 'welcome-v2' not found"]
 )
+
+
+async def what_the_page_asked(page: Page, error: AssertionError, asked: list[str]) -> str:
+    """A failure's message with where the page is and what it asked for, in order."""
+    shown = await page.evaluate("location.href + ' ' + document.title")
+    return f"{error}\nshown: {shown}\nasked:\n" + "\n".join(asked)
 
 
 async def test_from_failure_count_to_retrying_one_group(
@@ -53,6 +59,10 @@ async def test_from_failure_count_to_retrying_one_group(
                 f"{request.resource_type} {request.url} target={request.headers.get('hx-target')}"
             ),
         )
+        page.on(
+            "response",
+            lambda response: asked.append(f"  answered {response.status} {response.url}"),
+        )
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next=/queues/")
         failed = page.locator('tr[data-queue="email"] td[data-state="failed"] a')
         await expect(failed).to_have_text(str(len(ERRORS)))
@@ -67,7 +77,10 @@ async def test_from_failure_count_to_retrying_one_group(
 
         await first.locator('[data-testid="retry-group"]').click()
         await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("3")
-        await expect(groups).to_have_count(2)
+        try:
+            await expect(groups).to_have_count(2)
+        except AssertionError as error:
+            raise AssertionError(await what_the_page_asked(page, error, asked)) from None
 
         # A new kind of failure arrives while the page is open: its group appears, no reload.
         await page.evaluate("window.bullpenNoReload = true")
@@ -86,8 +99,7 @@ async def test_from_failure_count_to_retrying_one_group(
         try:  # SMTP is back, disk full is new
             await expect(groups).to_have_count(4, timeout=20000)
         except AssertionError as error:
-            shown = await page.evaluate("location.href + ' ' + document.title")
-            raise AssertionError(f"{error}\nshown: {shown}\nasked:\n" + "\n".join(asked)) from None
+            raise AssertionError(await what_the_page_asked(page, error, asked)) from None
         await expect(page.locator('[data-testid="failure-groups"]')).to_contain_text("disk full")
         assert await page.evaluate("window.bullpenNoReload === true")
         await browser.close()

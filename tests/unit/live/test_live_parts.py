@@ -67,6 +67,21 @@ def test_a_bucket_is_ready_for_many_wanted_once_a_batch_is_saved_up() -> None:
     assert bucket.ready(50_000) and bucket.take(50_000) == 5
 
 
+def test_a_pass_that_comes_late_still_spends_what_was_saved_up_for_it() -> None:
+    # Quiet re-reads: a batch is a second's reads, two seconds are saved up.
+    bucket = TokenBucket(5.0, 5, saved_for=2.0)
+    bucket.tokens, bucket.filled_at = 0.0, time.monotonic() - 0.9
+    assert bucket.take(50) == 0  # 4.5 saved: not yet a batch
+    bucket.filled_at -= 0.9  # the next pass 0.9 s later: 9 saved, none lost
+    assert bucket.take(50) == 9
+    bucket.filled_at -= 5.0  # a pass five seconds late: two seconds' worth at most
+    assert bucket.take(50) == 10
+    # With one second saved up (the default), the same late pass gets a second's worth.
+    one = TokenBucket(5.0, 5)
+    one.filled_at -= 1.8
+    assert one.take(50) == 5
+
+
 def test_row_reads_wait_for_a_whole_batch_unless_fewer_are_wanted() -> None:
     budget = TokenBucket(per_second=1.0, batch=3)
     budget.filled_at -= 1.1  # as if 1.1 s had passed since
