@@ -245,6 +245,14 @@
     if (window.htmx) window.htmx.process(el);
   }
 
+  // A part holding the link or form whose request is on its way (a count clicked as it
+  // changed) stays as it is: htmx gives the page it brings its address and title only while
+  // the element that asked is still in the document, and that page replaces the part anyway.
+  var LEAVING = "a.htmx-request, form.htmx-request";
+  function asking(el) {
+    return !!el && (el.matches(LEAVING) || !!el.querySelector(LEAVING));
+  }
+
   // Parts of the page (a job's state, actions, facts) rendered again by the server: htmx swaps
   // each for the part with its id, as it swaps a response's out-of-band parts.
   function swapById(html) {
@@ -253,7 +261,7 @@
     // list a page starts watching) held the page for seconds.
     var ids = Array.prototype.filter.call(parse(html).children, function (el) {
       var old = el.id && document.getElementById(el.id);
-      return old && !(el.dataset.digest && el.dataset.digest === old.dataset.digest) &&
+      return old && !asking(old) && !(el.dataset.digest && el.dataset.digest === old.dataset.digest) &&
         old.outerHTML !== el.outerHTML;
     }).map(function (el) { return el.id; });
     if (!ids.length || !window.htmx) return;
@@ -406,7 +414,7 @@
     refreshTimer = setTimeout(function () {
       refreshTimer = null;
       var list = listEl();
-      if (!list) return;
+      if (!list || asking(list)) return;
       reopenGroups = Array.prototype.map.call(list.querySelectorAll("tbody.group:not(.collapsed)"), function (group) {
         return group.dataset.group;
       });
@@ -532,6 +540,7 @@
       if (news) news.hidden = true;
       return;
     }
+    if (asking(old)) return;
     var checked = {};
     old.querySelectorAll(".job-select:checked").forEach(function (box) { checked[box.value] = true; });
     var hidden = old.hidden;  // a search in progress keeps the list out of sight

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from tests.support.browser import chromium
 from tests.support.browser_pages import OPERATOR, credentials_header
@@ -67,16 +68,46 @@ async def test_from_failure_count_to_retrying_one_group(
         failed = page.locator('tr[data-queue="email"] td[data-state="failed"] a')
         await expect(failed).to_have_text(str(len(ERRORS)))
 
-        await failed.click()
+        # The count moves on while the page it links to is on its way (held here until then):
+        # that page still comes with its own address, which the page's later requests use.
+        count_moved = asyncio.Event()
+
+        async def hold_the_failed_tab(route: Route) -> None:
+            await count_moved.wait()
+            await route.continue_()
+
+        def is_failed_tab(url: str) -> bool:
+            return url.endswith("/queues/q/email/?state=failed")
+
+        await page.route(is_failed_tab, hold_the_failed_tab)
+        async with page.expect_request(lambda request: is_failed_tab(request.url)):
+            await failed.click()
+        await asyncio.to_thread(
+            peer,
+            "add",
+            "--queue",
+            "email",
+            "--name",
+            "send-late",
+            "--data",
+            json.dumps({"error": "mailbox user 8 unavailable"}),
+        )
+        await asyncio.to_thread(peer, "work", "--queue", "email", "--count", "1", "--fail")
+        # The totals moved: the update came (the clicked count itself waits for the page).
+        await expect(page.locator('th[data-total="failed"]')).to_have_text(str(len(ERRORS) + 1))
+        count_moved.set()
         groups = page.locator('[data-testid="failure-groups"] tbody tr')
         await expect(groups).to_have_count(3)
+        await expect(page).to_have_url(f"{bullpen_server.url}/queues/q/email/?state=failed")
+        await expect(page).to_have_title(re.compile("^email"))
+        await page.unroute(is_failed_tab, hold_the_failed_tab)
         first = groups.first
         await expect(first).to_contain_text("SMTP timeout after <n> ms")
         await expect(first.locator("td").first).to_have_text("4")
         await expect(first.locator("time").first).to_be_visible()  # since when
 
         await first.locator('[data-testid="retry-group"]').click()
-        await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("3")
+        await expect(page.locator('.tab[data-state="failed"] .count')).to_have_text("4")
         try:
             await expect(groups).to_have_count(2)
         except AssertionError as error:
@@ -103,5 +134,5 @@ async def test_from_failure_count_to_retrying_one_group(
         await expect(page.locator('[data-testid="failure-groups"]')).to_contain_text("disk full")
         assert await page.evaluate("window.bullpenNoReload === true")
         await browser.close()
-    # The 4 retried jobs failed again with the new job: 3 + 4 + 1 failed now.
-    assert redis_client.zcard("bull:email:failed") == 8
+    # The 4 retried jobs failed again with the new job: 4 + 4 + 1 failed now.
+    assert redis_client.zcard("bull:email:failed") == 9
