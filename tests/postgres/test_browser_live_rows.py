@@ -4,6 +4,7 @@ as they do for Redis queues (the rows, state, progress and log lines of BullMQ's
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +15,10 @@ from tests.support.peer import PostgresPeer
 from tests.support.servers.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
+
+# The worker reports 25, 50, 75 and 100 a step apart; the store's changes are read in passes,
+# and a loaded machine's pass may come after two steps (25, then 75): a page shows the latest.
+MOVED_ON = re.compile(r"^(50|75)$")
 
 
 async def test_rows_and_job_page_follow_a_node_worker(
@@ -35,7 +40,7 @@ async def test_rows_and_job_page_follow_a_node_worker(
     )
     bar = page.locator(".progress-live progress")
     await expect(page.locator('[data-testid="job-state"]')).to_have_text("active", timeout=15000)
-    await expect(bar).to_have_attribute("value", "50", timeout=15000)
+    await expect(bar).to_have_attribute("value", MOVED_ON, timeout=15000)
     await expect(page.locator('[data-testid="job-state"]')).to_have_text("completed", timeout=20000)
     await expect(bar).to_have_attribute("value", "100")
     await expect(page.locator(".log-lines li")).to_have_count(4, timeout=5000)
@@ -59,7 +64,7 @@ async def test_rows_and_job_page_follow_a_node_worker(
     row = page.locator(f'#job-list tr[data-job-id="{second["id"]}"]')
     await expect(row).to_have_count(1, timeout=15000)
     await expect(row.locator(".progress-cell progress")).to_have_attribute(
-        "value", "50", timeout=15000
+        "value", MOVED_ON, timeout=15000
     )
     await expect(row).to_have_count(0, timeout=20000)
     await expect(page.locator('.tab[data-state="completed"] .count')).to_have_text("1")
