@@ -49,10 +49,19 @@ NODE_RETRY_AFTER_S = 5.0
 
 
 class BullpenCluster(RedisCluster):
-    """redis-py's cluster client, but a script is loaded on every master that can be reached:
-    redis-py sends ``SCRIPT LOAD`` to all masters at once and fails it whole when one is down,
-    which would stop every script (BullMQ's actions, Bullpen's reads) on the masters left. A
-    script runs where its keys are, so the masters that answered are the ones that need it."""
+    """redis-py's cluster client, but it learns the slot map before its first command, and a
+    script is loaded on every master that can be reached: redis-py sends ``SCRIPT LOAD`` to all
+    masters at once and fails it whole when one is down, which would stop every script
+    (BullMQ's actions, Bullpen's reads) on the masters left. A script runs where its keys are,
+    so the masters that answered are the ones that need it."""
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        # redis-py finds a command's slot only once it knows the cluster's nodes: a new
+        # client's first command went to a random master instead (which would redirect it),
+        # and failed outright when that master was the one down. Learn the map first.
+        if self._initialize:
+            await self.initialize()
+        return await super().execute_command(*args, **kwargs)
 
     async def script_load(self, script: Any) -> Any:  # type: ignore[override]
         await self.initialize()

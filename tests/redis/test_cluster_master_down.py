@@ -174,10 +174,6 @@ async def test_a_search_over_every_queue_names_those_it_could_not_read(
     await forget_the_dead_master()
 
 
-@pytest.mark.skip(
-    reason="flaky on a loaded machine: the first read of a job after a master's loss is at "
-    "times still sent to the dead master (connection refused, 503); under investigation"
-)
 async def test_an_action_on_a_queue_of_a_master_left_works_at_once(
     client: AsyncClient, cluster_topology: ClusterTopology, on_cluster: dict[str, Any]
 ) -> None:
