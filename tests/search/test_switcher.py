@@ -225,16 +225,21 @@ async def test_only_get(client: AsyncClient) -> None:
 
 
 @pytest.fixture
-def closed_site(redis_server: RedisServer, tmp_path: Path) -> Iterator[LiveServer]:
-    """The standalone site with credentials and reads closed, under its strict CSP."""
+def closed_site(
+    redis_server: RedisServer, tmp_path: Path, seeded: dict[str, Any]
+) -> Iterator[LiveServer]:
+    """The standalone site with credentials and reads closed, under its strict CSP, started
+    once its queues are made: it lists queues as a deployment does (scanned at its start, then
+    every 30 s), so a queue made just after its first scan would not be suggested for a while."""
     server = start_standalone(redis_server.url, tmp_path, **CREDENTIALS)
     yield server
     stop_bullpen(server)
 
 
-def seed(peer: Peer) -> dict[str, Any]:
+@pytest.fixture
+def seeded(peer: Peer) -> dict[str, Any]:
     """Queues ``shop`` (a job in every state), ``shop-children``, ``shop-paused``,
-    ``shipping`` and one whose name is markup."""
+    ``shipping`` and one whose name is markup; the ids of ``shop``'s jobs by state."""
     ids: dict[str, Any] = peer("scenario", "--queue", "shop")["ids"]
     peer("add", "--queue", "shipping", "--name", "label", "--data", "{}")
     peer("add", "--queue", HOSTILE, "--name", "x", "--data", "{}")
@@ -249,9 +254,9 @@ async def type_in_box(page: Page, typed: str) -> None:
 
 @pytest.mark.browser
 async def test_typing_on_a_job_page_then_enter_in_chromium(
-    peer: Peer, closed_site: LiveServer, chromium_path: str, tmp_path: Path
+    seeded: dict[str, Any], closed_site: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
-    ids = seed(peer)
+    ids = seeded
     job_url = f"{closed_site.url}/queues/q/shop/jobs/{ids['failed'][0]}/"
     async with chromium(chromium_path) as browser:
         # Signed out: the box's routes answer with the sign-in challenge, never a queue name.
@@ -346,9 +351,9 @@ async def test_typing_on_a_job_page_then_enter_in_chromium(
 
 @pytest.mark.browser
 async def test_the_box_on_a_phone(
-    peer: Peer, closed_site: LiveServer, chromium_path: str, tmp_path: Path
+    seeded: dict[str, Any], closed_site: LiveServer, chromium_path: str, tmp_path: Path
 ) -> None:
-    ids = seed(peer)
+    ids = seeded
     async with chromium(chromium_path) as browser:
         context = await browser.new_context(
             viewport={"width": 390, "height": 844},
