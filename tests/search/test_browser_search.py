@@ -151,8 +151,9 @@ async def test_retry_a_selected_search_result(
         listed = socket_messages(page, "list")
         await page.goto(f"{bullpen_server.url}/queues/sign-in?next={FAILED_TAB}")
         # The list the socket sends when it subscribes may replace the rows: the box is
-        # checked once it came, not under it.
-        await asyncio.wait_for(listed.wait(), 20)
+        # checked once it came, not under it. As long as a test server gives a socket to be
+        # accepted (60 s): a loaded machine's took more than 20.
+        await asyncio.wait_for(listed.wait(), 60)
         # A list row checked before the search must not ride along with the search's selection.
         await page.locator(f'[data-testid="jobs"] tr[data-job-id="{mail["other"]}"] input').check()
         await search(page, "timeout after 30000")
