@@ -212,10 +212,8 @@
     if (focusedHref === null || !list || !list.matches || !list.matches(".switcher-matches")) return;
     var href = focusedHref;
     focusedHref = null;
-    var same = Array.prototype.filter.call(list.querySelectorAll("a"), function (link) {
-      return link.getAttribute("href") === href;
-    });
-    if (same.length) same[0].focus();
+    var same = list.querySelector('a[href="' + CSS.escape(href) + '"]');
+    if (same) same.focus();
   });
 })();
 

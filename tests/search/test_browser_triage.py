@@ -25,6 +25,14 @@ ERRORS = (
 )
 
 
+async def add_and_fail(peer: Peer, name: str, error: str, count: int) -> None:
+    """A job of ``email`` that fails with ``error``; then ``count`` waiting jobs are worked,
+    each failing with its own data's error."""
+    data = json.dumps({"error": error})
+    await asyncio.to_thread(peer, "add", "--queue", "email", "--name", name, "--data", data)
+    await asyncio.to_thread(peer, "work", "--queue", "email", "--count", str(count), "--fail")
+
+
 async def what_the_page_asked(page: Page, error: AssertionError, asked: list[str]) -> str:
     """A failure's message with where the page is and what it asked for, in order."""
     shown = await page.evaluate("location.href + ' ' + document.title")
@@ -82,17 +90,7 @@ async def test_from_failure_count_to_retrying_one_group(
         await page.route(is_failed_tab, hold_the_failed_tab)
         async with page.expect_request(lambda request: is_failed_tab(request.url)):
             await failed.click()
-        await asyncio.to_thread(
-            peer,
-            "add",
-            "--queue",
-            "email",
-            "--name",
-            "send-late",
-            "--data",
-            json.dumps({"error": "mailbox user 8 unavailable"}),
-        )
-        await asyncio.to_thread(peer, "work", "--queue", "email", "--count", "1", "--fail")
+        await add_and_fail(peer, "send-late", "mailbox user 8 unavailable", count=1)
         # The totals moved: the update came (the clicked count itself waits for the page).
         await expect(page.locator('th[data-total="failed"]')).to_have_text(str(len(ERRORS) + 1))
         count_moved.set()
@@ -116,17 +114,7 @@ async def test_from_failure_count_to_retrying_one_group(
         # A new kind of failure arrives while the page is open: its group appears, no reload.
         await page.evaluate("window.bullpenNoReload = true")
         await asyncio.sleep(1.5)  # the page's watch reaches the live follower
-        await asyncio.to_thread(
-            peer,
-            "add",
-            "--queue",
-            "email",
-            "--name",
-            "send-new",
-            "--data",
-            json.dumps({"error": "disk full on /var/spool"}),
-        )
-        await asyncio.to_thread(peer, "work", "--queue", "email", "--count", "5", "--fail")
+        await add_and_fail(peer, "send-new", "disk full on /var/spool", count=5)
         try:  # SMTP is back, disk full is new
             await expect(groups).to_have_count(4, timeout=20000)
         except AssertionError as error:
