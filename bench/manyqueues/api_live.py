@@ -54,6 +54,11 @@ def main() -> int:
     ap.add_argument("--views", type=int, default=3, help="GETs of each kind (default 3)")
     ap.add_argument("--idle", type=float, default=60.0, help="seconds counted while idle")
     ap.add_argument("--wait", type=float, default=900.0, help="seconds to wait for the reader")
+    ap.add_argument(
+        "--page",
+        action="store_true",
+        help="first the overview's HTML page (its rows' alerts read), then the API's views",
+    )
     args = ap.parse_args()
     client = redis_py.Redis.from_url(args.redis)
     port = free_port(8960, 8999)
@@ -127,7 +132,10 @@ def main() -> int:
         time.sleep(args.idle)
         idle = (calls(client) - before) * 60 / args.idle
         print(f"Redis commands while idle: {idle:,.0f} a minute", flush=True)
-        for path in ("/queues/api/queues/", "/queues/api/queues/?sort=-failed"):
+        paths = ("/queues/api/queues/", "/queues/api/queues/?sort=-failed")
+        if args.page:
+            paths = ("/queues/", *paths)
+        for path in paths:
             for _ in range(args.views):
                 status, wall, cost = get(path)
                 print(

@@ -10,7 +10,8 @@ both are made in the background once the readers are current (the kept list once
 for three queues in four: until a view reads the others, they stand as the list had them),
 ``SLICE`` queues a step of the loop, so that the first view finds them made and changes only
 the queues changed since. They answer as when a view makes them: the same functions make
-them, and a view that comes first makes them itself.
+them, and a view that comes first makes them itself. The alerts every page reads are read
+then too (their reads kept: each failed job's signature, the last hour's failures).
 """
 
 from __future__ import annotations
@@ -95,4 +96,5 @@ async def make_ready(made: _Made | None = None) -> _Made | None:
     remakes = await overview_page.prepare_listing(every, have)
     if not known.complete or len(have) != len(every):
         return None  # looked at again: a view reads the others from Redis meanwhile
+    await overview_page.prepare_alerts(list(have.values()), known.still)
     return _Made(queues, eras, now.config, remakes)

@@ -13,6 +13,7 @@ from channels.testing import WebsocketCommunicator
 from dashboard.live import channel_groups, ready_lists
 from dashboard.pages import overview_ledger, overview_page
 from dashboard.pages.overview_list import ListQuery
+from queues.alerts import signatures
 from queues.handover import summaries as handover_module
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
@@ -74,4 +75,54 @@ async def test_the_first_view_after_the_reader_vouches_finds_both_lists_made(
         made.clear()
         await until("the lists made again", ready, 60)
         hand_overs.clear()
+    raise AssertionError(f"the reader did not vouch for any of {TRIES} views")
+
+
+async def test_the_first_page_after_the_reader_vouches_reads_no_failed_job(
+    many_queues: None,  # noqa: F811
+    sockets: list[WebsocketCommunicator],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every 25th tenant's mail queue failed a job: the page's alerts read each one's hash to
+    # work out its signature, unless the maker read it beside the reader first.
+    monkeypatch.setattr(ready_lists, "EVERY", 0.05)
+    made: list[Any] = []
+    make_ready = ready_lists.make_ready
+
+    async def recorded(last: Any) -> Any:
+        made.append(await make_ready(last))
+        return made[-1]
+
+    monkeypatch.setattr(ready_lists, "make_ready", recorded)
+    signatures.reset()
+    watcher = await connect(sockets)
+    await watcher.send_json_to({"watch": "overview"})
+    channel_groups.ensure_started()
+    learned: list[Any] = []
+    learn = signatures._learn
+
+    async def recording(unknown: list[Any]) -> Any:
+        learned.extend(unknown)
+        return await learn(unknown)
+
+    monkeypatch.setattr(signatures, "_learn", recording)
+    await until("the lists made beside the reader", lambda: bool(made) and made[-1] is not None, 60)
+    failed_jobs = sorted(ref.name for ref, _job, _at in learned)
+    assert failed_jobs == ["t025-mail", "t050-mail", "t075-mail", "t100-mail"]
+    for _ in range(TRIES):
+        learned.clear()
+        listing = await overview_page.read_listing(ListQuery(), page=True)
+        if listing.live_version:
+            assert learned == []
+            # What the page shows is what it would have read: the new signature on each page
+            # row of a queue that failed a job.
+            alerted = {
+                q["name"]
+                for q in listing.queues
+                if any(alert["rule"] == "new_failure_signatures" for alert in q["alerts"])
+            }
+            assert alerted == {"t025-mail", "t050-mail"}
+            return
+        made.clear()
+        await until("the lists made again", lambda: bool(made) and made[-1] is not None, 60)
     raise AssertionError(f"the reader did not vouch for any of {TRIES} views")
