@@ -14,7 +14,9 @@ pieces of the last attempt's stack trace leave Redis): 500 a script call, severa
 trip, two round trips at once, so that a cold view's tens of thousands cost tens of round trips,
 not a hundred one after another. And a queue's answer is reused for up to ``REUSE_S`` seconds
 while its failure counts (read anyway by the overview, api/alerts/, /metrics) have not moved:
-pages that load often cost no read at all.
+pages that load often cost no read at all. While the live reader vouches that no event of the
+queue came (its token is part of what was asked), the answer stands for as long: the failed
+set changes only with an event, and a failure leaving the window changes the counts asked with.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 from queues.failures.failure_groups import read_failures, signature_of
@@ -47,8 +49,11 @@ _SCORED = ("WITHSCORES", "LIMIT")
 _REMEMBERED = 100_000
 _known: OrderedDict[tuple[QueueRef, str, int], str] = OrderedDict()
 REUSE_S = 60.0
-# Per queue: (its failure counts when read, when, the answer).
-_answers: dict[QueueRef, tuple[Hashable, float, list[str]]] = {}
+# An answer the reader vouches for: an hour's failures have all left the window by then (the
+# counts asked with have moved), and a queue removed meanwhile is forgotten.
+LASTING_S = 3600.0
+# Per queue: (its failure counts when read, when, the answer, the seconds it may be reused).
+_answers: dict[QueueRef, tuple[Hashable, float, list[str], float]] = {}
 
 
 def reset() -> None:
@@ -57,13 +62,16 @@ def reset() -> None:
 
 
 async def new_signatures(
-    asked: Mapping[QueueRef, Hashable], window_s: int
+    asked: Mapping[QueueRef, Hashable],
+    window_s: int,
+    lasting: Collection[QueueRef] = (),
 ) -> dict[QueueRef, list[str]]:
     """Per queue, the signatures first seen in the last ``window_s`` seconds, newest first.
     ``asked``: each queue with what its failure counts are now; an answer of the last
-    ``REUSE_S`` seconds for the same counts is given again without a read."""
+    ``REUSE_S`` seconds for the same counts is given again without a read. ``lasting``: the
+    queues whose ``asked`` holds the reader's token: their answers stand while it does."""
     now = time.monotonic()
-    for ref in [ref for ref, kept in _answers.items() if now - kept[1] >= REUSE_S]:
+    for ref in [ref for ref, kept in _answers.items() if now - kept[1] >= kept[3]]:
         del _answers[ref]
     result: dict[QueueRef, list[str]] = {}
     for ref, counts in asked.items():
@@ -72,7 +80,7 @@ async def new_signatures(
             result[ref] = kept[2]
     fresh = await _read([ref for ref in asked if ref not in result], window_s)
     for ref, found in fresh.items():
-        _answers[ref] = (asked[ref], now, found)
+        _answers[ref] = (asked[ref], now, found, LASTING_S if ref in lasting else REUSE_S)
     return {**result, **fresh}
 
 

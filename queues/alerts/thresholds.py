@@ -181,10 +181,13 @@ async def read_signatures(
     found: Sequence[QueueSummary],
     finished_last_hour: Mapping[QueueRef, Mapping[str, int]],
     limits: Limits | None = None,
+    still: Still | None = None,
 ) -> dict[QueueRef, list[str]]:
     """New failure signatures of the queues that failed jobs in the last hour and whose
-    new_failure_signatures rule is on: the others cannot have any, and cost no read."""
+    new_failure_signatures rule is on: the others cannot have any, and cost no read.
+    ``still``: the live reader's token of each queue; an answer stands while it does."""
     asked: dict[QueueRef, Hashable] = {}
+    lasting: set[QueueRef] = set()
     for summary in found:
         failed = finished_last_hour.get(summary.ref, {}).get("failed", 0)
         limit = (limits[summary.ref] if limits is not None else thresholds(summary.ref.slug)).get(
@@ -192,8 +195,11 @@ async def read_signatures(
         )
         if failed and limit is not None:
             # Unchanged counts: no new failure (nor one leaving the window) since last time.
-            asked[summary.ref] = (summary.counts["failed"], failed)
-    return await new_signatures(asked, LAST_HOUR_S)
+            token = still(summary.ref) if still is not None else None
+            asked[summary.ref] = (summary.counts["failed"], failed, token)
+            if token is not None:
+                lasting.add(summary.ref)
+    return await new_signatures(asked, LAST_HOUR_S, lasting)
 
 
 async def read_alerts(
@@ -212,7 +218,7 @@ async def read_alerts(
     # A queue that keeps no failed job failed none in the last hour: no read for it.
     failing = [s for s in found if s.counts["failed"]]
     recent = await failed_last([s.ref for s in failing], LAST_HOUR_S, still)
-    new = await read_signatures(failing, recent, limits)
+    new = await read_signatures(failing, recent, limits, still)
     if decide is not None:
         return dict(decide(found, recent, new))
     return alerts_by_queue(found, recent, new, limits)
