@@ -382,6 +382,9 @@
 
   function typing(el) {
     if (!el) return false;
+    // A field of a dialog just closed keeps the focus until the browser moves it away, a
+    // moment later: keys pressed meanwhile are the page's.
+    if (el.closest && el.closest("dialog:not([open])")) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
     return el.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset|range)$/.test(el.type);
   }
