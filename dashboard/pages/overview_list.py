@@ -136,8 +136,11 @@ class Listing:
     matching: int  # queues the filter lets through
     pages: int
     totals: dict[str, int] = field(default_factory=dict)  # over every queue
-    # Connections that could not be read, and why: their queues are not listed.
+    # Connections that could not be read, and why: their queues are not listed...
     unreachable: dict[str, str] = field(default_factory=dict)
+    # ...unless the live reader vouched for their counts a moment before (a read failed while
+    # this list was made from them): those are listed with the counts last read.
+    listed_anyway: frozenset[str] = frozenset()
     # Queues that could not be read while their connection could (a Redis Cluster master is
     # down), as the API names them, with why: they are not listed either.
     unreachable_queues: list[dict[str, str]] = field(default_factory=list)

@@ -119,6 +119,9 @@ async def read_listing(
         for name, detail in reachability.unreachable().items()
         if name in connections.names()
     }
+    if listing.unreachable:
+        listed = {summary.ref.connection for summary in found}
+        listing.listed_anyway = frozenset(name for name in listing.unreachable if name in listed)
     lost = reachability.queues_down()
     listing.unreachable_queues = [
         {"name": ref.name, "prefix": ref.prefix, "slug": ref.slug, "connection": ref.connection}

@@ -25,6 +25,7 @@ from queues.live.follower import Follower
 from queues.reads.counts import summaries
 from queues.reads.discovery import discovered
 from queues.reads.keys import QueueRef
+from queues.redis import reachability
 from tests.support.live_reads import (
     TRIES,
     Message,
@@ -393,3 +394,32 @@ async def check_alert_passes(
 
 async def nowhere(notice: Notice, targets: frozenset[str], later: bool) -> frozenset[str]:
     return frozenset()
+
+
+async def test_a_failed_read_beside_the_readers_counts_says_the_queues_show_them(
+    peer: Peer, sockets: list[WebsocketCommunicator], client: AsyncClient
+) -> None:
+    """A read that fails while the page is made from the reader's counts (Redis paused: the
+    page's worker list timed out, the rows came from the reader) names the connection, and
+    says the queues listed show the counts last read, not that they are not listed."""
+    await run_peer(peer, "add", "--queue", "mail", "--name", "send", "--data", "{}")
+    _watcher, _follower, _refs = await overview_watched(sockets)
+    for _ in range(TRIES):
+        # As a timed-out read of the connection records it (its reads are then skipped a
+        # while: the page takes the reader's counts, or lists nothing of it).
+        reachability.note_down("default", "Timeout reading from the test's Redis")
+        page = (await client.get("/queues/")).content.decode()
+        banner = re.search(r'<p class="warn"[^>]*data-testid="unreachable".*?</p>', page, re.S)
+        listed = 'data-queue="mail"' in page
+        if banner is None:
+            continue  # the reader lagged: the page read Redis itself, which answered
+        if not listed:
+            assert "its queues are not listed" in banner.group(0)
+            continue  # the reader lagged and the page left the connection out: as it says
+        assert "its queues show the counts last read" in banner.group(0)
+        assert "not listed" not in banner.group(0)
+        reachability.note_up("default")
+        page = (await client.get("/queues/")).content.decode()
+        assert 'data-testid="unreachable"' not in page and 'data-queue="mail"' in page
+        return
+    raise AssertionError(f"the reader did not vouch for any of {TRIES} pages")
