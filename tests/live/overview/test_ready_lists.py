@@ -25,35 +25,44 @@ from tests.unit.pages.test_overview_ledger import shape
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What each look of the lists' maker made (None: the readers did not vouch), looking
+    every 50 ms."""
+    monkeypatch.setattr(ready_lists, "EVERY", 0.05)
+    looks: list[Any] = []
+    make_ready = ready_lists.make_ready
+
+    async def recorded(last: Any) -> Any:
+        looks.append(await make_ready(last))
+        return looks[-1]
+
+    monkeypatch.setattr(ready_lists, "make_ready", recorded)
+    return looks
+
+
+def lists_made(made: list[Any]) -> bool:
+    return bool(made) and made[-1] is not None
+
+
 async def test_the_first_view_after_the_reader_vouches_finds_both_lists_made(
     many_queues: None,  # noqa: F811
     sockets: list[WebsocketCommunicator],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
+    made: list[Any],
 ) -> None:
     # 200 queues: kept (from 50) and made 30 at a time, as 50,000 are 5,000 at a time.
     monkeypatch.setattr(handover_module, "KEEP_FROM", 50)
     monkeypatch.setattr(handover_module, "SLICE", 30)
     monkeypatch.setattr(overview_ledger, "SLICE", 30)
-    monkeypatch.setattr(ready_lists, "EVERY", 0.05)
-    made: list[Any] = []
-    make_ready = ready_lists.make_ready
-
-    async def recorded(last: Any) -> Any:
-        made.append(await make_ready(last))
-        return made[-1]
-
-    monkeypatch.setattr(ready_lists, "make_ready", recorded)
     watcher = await connect(sockets)
     await watcher.send_json_to({"watch": "overview"})
     follower = channel_groups.ensure_started()
     refs = list((await discovered()).queues)
     assert len(refs) == 200
 
-    def ready() -> bool:
-        return bool(made) and made[-1] is not None
-
     # Nothing asks the reader for its summaries here but the lists' maker.
-    await until("the lists made beside the reader", ready, 60)
+    await until("the lists made beside the reader", lambda: lists_made(made), 60)
     assert made[-1].remakes == overview_page.listing_remakes() >= 1
     assert follower.handover.keeps(refs)
 
@@ -73,7 +82,7 @@ async def test_the_first_view_after_the_reader_vouches_finds_both_lists_made(
         # A loaded machine left the reader behind a moment: the view read Redis and made its
         # own list; the maker makes the lists again once the reader vouches again.
         made.clear()
-        await until("the lists made again", ready, 60)
+        await until("the lists made again", lambda: lists_made(made), 60)
         hand_overs.clear()
     raise AssertionError(f"the reader did not vouch for any of {TRIES} views")
 
@@ -82,18 +91,10 @@ async def test_the_first_page_after_the_reader_vouches_reads_no_failed_job(
     many_queues: None,  # noqa: F811
     sockets: list[WebsocketCommunicator],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
+    made: list[Any],
 ) -> None:
     # Every 25th tenant's mail queue failed a job: the page's alerts read each one's hash to
     # work out its signature, unless the maker read it beside the reader first.
-    monkeypatch.setattr(ready_lists, "EVERY", 0.05)
-    made: list[Any] = []
-    make_ready = ready_lists.make_ready
-
-    async def recorded(last: Any) -> Any:
-        made.append(await make_ready(last))
-        return made[-1]
-
-    monkeypatch.setattr(ready_lists, "make_ready", recorded)
     signatures.reset()
     watcher = await connect(sockets)
     await watcher.send_json_to({"watch": "overview"})
@@ -106,7 +107,7 @@ async def test_the_first_page_after_the_reader_vouches_reads_no_failed_job(
         return await learn(unknown)
 
     monkeypatch.setattr(signatures, "_learn", recording)
-    await until("the lists made beside the reader", lambda: bool(made) and made[-1] is not None, 60)
+    await until("the lists made beside the reader", lambda: lists_made(made), 60)
     failed_jobs = sorted(ref.name for ref, _job, _at in learned)
     assert failed_jobs == ["t025-mail", "t050-mail", "t075-mail", "t100-mail"]
     for _ in range(TRIES):
@@ -124,5 +125,5 @@ async def test_the_first_page_after_the_reader_vouches_reads_no_failed_job(
             assert alerted == {"t025-mail", "t050-mail"}
             return
         made.clear()
-        await until("the lists made again", lambda: bool(made) and made[-1] is not None, 60)
+        await until("the lists made again", lambda: lists_made(made), 60)
     raise AssertionError(f"the reader did not vouch for any of {TRIES} views")
