@@ -215,8 +215,12 @@ async def with_trends(ref: QueueRef, report: GroupReport) -> GroupReport:
     return report
 
 
-async def _groups_for_pages(ref: QueueRef) -> GroupReport:
-    return await with_trends(ref, await failure_groups(ref))
+async def _groups_for_pages(ref: QueueRef, failed: int) -> GroupReport:
+    report = await with_trends(ref, await failure_groups(ref))
+    # Shared before the scan counts as done: a page that asks between the scan's end and its
+    # first waiter's resuming finds the report, not a scan to start again.
+    _shared[ref] = (time.monotonic(), failed, report)
+    return report
 
 
 # Reports shared between pages: a failure in a queue makes every page open on its failed tab
@@ -242,11 +246,9 @@ async def shared_failure_groups(ref: QueueRef) -> GroupReport:
     flight = (loop, ref, failed)
     task = _scanning.get(flight)
     if task is None:
-        task = _scanning[flight] = loop.create_task(_groups_for_pages(ref))
+        task = _scanning[flight] = loop.create_task(_groups_for_pages(ref, failed))
         task.add_done_callback(lambda _: _scanning.pop(flight, None))
-    report = await asyncio.shield(task)
-    _shared[ref] = (time.monotonic(), failed, report)
-    return report
+    return await asyncio.shield(task)
 
 
 def forget_shared(slug: str) -> None:
