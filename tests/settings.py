@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -69,10 +70,16 @@ TEMPLATES = [
         },
     }
 ]
+# The test database is a file, as a site's SQLite is: writers from several threads (the audit
+# writer's) then wait for each other as they do there, where an in-memory database's shared
+# cache fails the second at once ("database table is locked"). Unsynced: nothing outlives the
+# run.
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("BULLPEN_TEST_DB", ":memory:"),
+        "OPTIONS": {"init_command": "PRAGMA synchronous=OFF"},
+        "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"bullpen-test-{os.getpid()}.sqlite3")},
     }
 }
 CHANNEL_LAYERS = {
