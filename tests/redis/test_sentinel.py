@@ -72,11 +72,8 @@ def _http(url: str, form: dict[str, str] | None = None) -> tuple[int, dict[str, 
         return error.code, json.loads(error.read() or b"{}")
 
 
-def _waiting(base: str, queue: str) -> int | None:
-    status, body = _http(f"{base}/queues/api/queues/")
-    if status != 200:
-        return None
-    counts = {q["name"]: q["counts"] for q in body["queues"]}
+def _waiting_in(listed: dict[str, Any], queue: str) -> int:
+    counts = {q["name"]: q["counts"] for q in listed["queues"]}
     return int(counts.get(queue, {}).get("waiting", 0))
 
 
@@ -166,10 +163,20 @@ async def test_failover_during_an_action_and_with_a_page_open(
 
             # Within 10 s of the promotion: the API answers from the new master, where the
             # cut-off add is not (nothing half-done, nothing sent twice).
-            async def api_answers() -> bool:
-                return await asyncio.to_thread(_waiting, server.url, "mail") == 2
+            answers: list[tuple[int, str]] = []
 
-            await wait_for("the API to answer from the new master", api_answers, limit_s=10)
+            async def api_answers() -> bool:
+                status, body = await asyncio.to_thread(_http, f"{server.url}/queues/api/queues/")
+                answers.append((status, json.dumps(body)[:300]))
+                return status == 200 and _waiting_in(body, "mail") == 2
+
+            def seen() -> str:
+                log = server.log.read_text()[-3000:]
+                return f"answers {answers[:2]} ... {answers[-2:]}; the server's log: {log}"
+
+            await wait_for(
+                "the API to answer from the new master", api_answers, limit_s=10, seen=seen
+            )
             with sentinel_topology.master() as new_master:
                 assert new_master.llen("bull:mail:wait") == 2
 

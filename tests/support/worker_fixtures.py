@@ -169,13 +169,18 @@ def lines_of(path: Path, kind: str) -> list[str]:
 
 
 async def wait_for(
-    what: str, check: Callable[[], Awaitable[bool]], limit_s: float = 20.0, step: float = 0.02
+    what: str,
+    check: Callable[[], Awaitable[bool]],
+    limit_s: float = 20.0,
+    step: float = 0.02,
+    seen: Callable[[], str] | None = None,
 ) -> None:
-    """Poll ``check`` until true; fail with ``what`` after ``limit_s`` (a guard, not a claim)."""
+    """Poll ``check`` until true; fail with ``what`` after ``limit_s`` (a guard, not a claim),
+    and with what ``seen`` says was seen meanwhile."""
     deadline = time.monotonic() + limit_s
     while not await check():
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
+            pytest.fail(f"timed out waiting for {what}" + (f"; seen: {seen()}" if seen else ""))
         await asyncio.sleep(step)
 
 
