@@ -29,7 +29,7 @@ from queues.live.events import QueueEvent, parse_entry
 from queues.live.status import REDIS_ERRORS
 from queues.reads.keys import QueueRef
 from queues.redis import fastpipe
-from queues.redis.clients import new_client
+from queues.redis.clients import close_client, new_client
 from queues.redis.cluster import is_cluster
 
 POLL_S = 0.5
@@ -236,7 +236,7 @@ class StreamReader:
         """Drop the reading connection (a new one is made for the next read)."""
         if self._client is not None:
             with contextlib.suppress(Exception):
-                await self._client.aclose()
+                await close_client(self._client)
         self._client = None
 
 

@@ -152,9 +152,19 @@ def open_client(
 def new_client(
     *, blocking: bool = False, connection: str | None = None, retries: bool = True
 ) -> aioredis.Redis:
-    """A client of its own, for a caller that blocks on it or must close it itself."""
+    """A client of its own, for a caller that blocks on it or must close it itself
+    (:func:`close_client`)."""
     options = client_options(blocking=blocking, retries=retries)
     return open_client(aioredis.Redis, options, connection=connection)
+
+
+async def close_client(client: aioredis.Redis) -> None:
+    """Close a client of its own (:func:`new_client`): on a Redis Cluster, also the clients of
+    single masters that reads through it opened (queues/redis/cluster.py), which closing the
+    cluster client alone leaves open."""
+    if is_cluster(client):
+        await close_node_clients(client)
+    await client.aclose()
 
 
 def get_client(connection: str | None = None) -> aioredis.Redis:
@@ -189,6 +199,4 @@ async def close_current() -> None:
     _retired[:] = [(owner, client) for owner, client in _retired if owner is not loop]
     current = _clients.pop(loop, {})
     for each in [*mine, *current.values()]:
-        if is_cluster(each):
-            await close_node_clients(each)
-        await each.aclose()
+        await close_client(each)
