@@ -29,6 +29,7 @@ from channels.layers import get_channel_layer
 from dashboard.live import fanout
 from dashboard.services import registry
 from dashboard.services.registry import Slot
+from queues.cancelling import cancel_and_wait, finish_despite_cancel
 from queues.live.follower import Follower
 from queues.live.interest import Interest
 from queues.live.protocol import LiveMessage, Topic
@@ -91,11 +92,22 @@ class Supervisor:
         return next(iter(self.followers.values()))
 
     async def run(self) -> None:
-        await asyncio.gather(
-            *(self._keep_running(name) for name in self.followers),
-            *(self._keep_reading(name) for name in self.stores),
-            *(beside() for beside in (self.beside if self.followers else ())),
-        )
+        parts = [
+            asyncio.ensure_future(part)
+            for part in (
+                *(self._keep_running(name) for name in self.followers),
+                *(self._keep_reading(name) for name in self.stores),
+                *(beside() for beside in (self.beside if self.followers else ())),
+            )
+        ]
+        try:
+            await asyncio.gather(*parts)
+        finally:
+            # gather ends with the first part that ends: when stopped, the one quickest to
+            # end cancelled (the lists' maker), while the followers still close their Redis
+            # clients. Those must end before the supervisor does, or they run on past its stop
+            # (and past the event loop, their connections left open).
+            await finish_despite_cancel(cancel_and_wait(*parts))
 
     async def _keep_reading(self, name: str) -> None:
         restarts = 0

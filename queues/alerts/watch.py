@@ -31,7 +31,7 @@ from queues.alerts.silences import end_acknowledgements, read_holds
 from queues.alerts.state import RESOLVED, AlertTracker, Key, Notice
 from queues.alerts.thresholds import COUNTED, read_alerts, thresholds
 from queues.alerts.undelivered import Kept, Undelivered
-from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.cancelling import cancel_and_wait, finish_despite_cancel, raise_if_cancelled
 from queues.config.settings import get_config
 from queues.errors import BullpenError
 from queues.reads.counts import Known, summaries
@@ -152,7 +152,9 @@ class AlertWatch:
                     self._troubled = False
                 await asyncio.sleep(interval)
         finally:
-            await cancel_and_wait(*self._sending.values())
+            # To its end although the stopper cancels again meanwhile: a send still ending
+            # when it does would run on past the stop, on Redis.
+            await finish_despite_cancel(cancel_and_wait(*self._sending.values()))
 
     async def evaluate(self, settings: DeliverySettings) -> list[Notice]:
         """One pass: the notices it started sending (none unless this process holds the lease

@@ -26,7 +26,7 @@ from queues.bulk.kinds import KINDS
 from queues.bulk.record import CANCELLED, DONE, FAILED, INTERRUPTED, RUNNING, ActionRecord, now_ms
 from queues.bulk.settings import BulkSettings
 from queues.bulk.store import store_for
-from queues.cancelling import cancel_and_wait, raise_if_cancelled
+from queues.cancelling import cancel_and_wait, finish_despite_cancel, raise_if_cancelled
 from queues.errors import BullpenError, RedisUnavailable
 from queues.live.lease import Lease
 
@@ -84,11 +84,16 @@ class Runner:
                     pass
                 self._wake.clear()
         finally:
-            await cancel_and_wait(*self._tasks.values())
-            try:
-                await self.lease.release()
-            except TRANSIENT:
-                pass  # it expires by itself
+            # To its end although the stopper cancels again meanwhile (every RECANCEL_AFTER):
+            # an action still ending when it does would run on past the stop, on Redis.
+            await finish_despite_cancel(self._stopped())
+
+    async def _stopped(self) -> None:
+        await cancel_and_wait(*self._tasks.values())
+        try:
+            await self.lease.release()
+        except TRANSIENT:
+            pass  # it expires by itself
 
     async def _pass(self) -> None:
         self._tasks = {k: task for k, task in self._tasks.items() if not task.done()}

@@ -52,16 +52,15 @@ from queues.live.watching import Watching
 from queues.reads.counts import QueueSummary
 from queues.reads.keys import QueueRef
 from queues.redis import connections
-from queues.redis.clients import get_client, new_client
+from queues.redis.clients import close_client, get_client, new_client
 from queues.redis.connections import own_key_prefix
 from queues.throughput.sampler import MinuteSampler
 
 log = logging.getLogger("bullpen.live")
 
 # Seconds beyond a read's wait and pause within which the reader must have caught up to count
-# as current; for its counts to go to a view or a socket (which is then sent every change the
-# reader takes after them): a loaded reader's rounds take seconds, a view or socket reading
-# 50,000 queues itself tens of seconds.
+# as current, for its counts to go to a view or a socket (then sent every change it takes after
+# them): a loaded reader's rounds take seconds, reading 50,000 queues instead tens of seconds.
 READER_SLACK = 1.0
 VIEW_LAG = 10.0
 
@@ -126,8 +125,7 @@ class Follower:
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
         self.sampler = MinuteSampler(lambda: bool(self.streams.refs), self.connection)
-        # Job history (queues/history/): recorded whether or not a page is open, so the
-        # reader keeps reading without watchers while it is on.
+        # Job history (queues/history/): recorded whether or not a page is open.
         self.history = HistoryRecorder() if get_config()["HISTORY_RECORDING"] else None
         self.record_history = Periodic(1.0)
         scanner = NewQueueScanner(
@@ -205,12 +203,14 @@ class Follower:
             await finish_despite_cancel(self._stop_parts(keeper, reader))
 
     async def _stop_parts(self, *parts: asyncio.Future[None]) -> None:
-        await cancel_and_wait(*parts)
-        await self.streams.reset()
-        await self.leadership.release()
-        if self._probe is not None:
-            with contextlib.suppress(Exception):
-                await self._probe.aclose()
+        try:
+            await cancel_and_wait(*parts)
+            await self.leadership.release()
+        finally:  # also when given up past its bound: an open client outlives its event loop
+            await self.streams.reset()
+            if self._probe is not None:
+                with contextlib.suppress(Exception):
+                    await close_client(self._probe)
 
     def _may_read(self) -> bool:
         return self.leader and (self.history is not None or not self.watching.idle)
