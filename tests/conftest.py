@@ -19,6 +19,7 @@ from playwright.async_api import Browser, Playwright, async_playwright, expect
 
 from build_catalogs import compile_catalogs
 from queues.actions import handles
+from queues.cancelling import cancel_and_wait
 from queues.failures import failure_groups
 from queues.redis import clients
 from tests.support import browser as browser_support
@@ -184,12 +185,22 @@ def close_redis_clients(request: pytest.FixtureRequest) -> None:
     on_the_tests_loop(request, "services")
 
 
-async def close_loop_services() -> None:
+async def close_loop_services(before: set[asyncio.Task[Any]]) -> None:
     # This loop's background services (started by an action, a request or a live page) stop
     # with the test.
     from dashboard.services import lifecycle
 
     await lifecycle.stop_services()
+    # Then whatever else the test left running on the loop (a request's shared scan, a task
+    # of its own), before the clients it may use are closed: ended after them (by the loop's
+    # end, a loaded machine's turns later), it could open a connection on a closed client, which
+    # nothing would close. Tasks the test found running stay (the session loop's driver).
+    left = [
+        task
+        for task in asyncio.all_tasks() - before
+        if task is not asyncio.current_task() and not browser_support.drives_playwright(task)
+    ]
+    await cancel_and_wait(*left)
     # The shared clients belong to the running event loop: close them with the test.
     await clients.close_current()
     await handles.close_current()
@@ -197,25 +208,18 @@ async def close_loop_services() -> None:
 
 @pytest_asyncio.fixture(loop_scope="function")
 async def services_on_test_loop() -> AsyncIterator[None]:
+    before = asyncio.all_tasks()
     yield
-    await close_loop_services()
+    await close_loop_services(before)
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def services_on_session_loop() -> AsyncIterator[None]:
+    # The session's loop outlives the test: the tasks it left are ended, as closing a loop of
+    # its own does. The driver's tasks stay: they serve the next test.
     before = asyncio.all_tasks()
     yield
-    await close_loop_services()
-    # The session's loop outlives the test: end the tasks it left, as closing a loop of its
-    # own did. The driver's tasks stay: they serve the next test.
-    left = [
-        task
-        for task in asyncio.all_tasks() - before
-        if task is not asyncio.current_task() and not browser_support.drives_playwright(task)
-    ]
-    for task in left:
-        task.cancel()
-    await asyncio.gather(*left, return_exceptions=True)
+    await close_loop_services(before)
 
 
 @pytest.fixture(scope="module")
