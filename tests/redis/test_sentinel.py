@@ -171,8 +171,11 @@ async def test_failover_during_an_action_and_with_a_page_open(
                 return status == 200 and _waiting_in(body, "mail") == 2
 
             def seen() -> str:
-                log = server.log.read_text()[-3000:]
-                return f"answers {answers[:2]} ... {answers[-2:]}; the server's log: {log}"
+                log = server.log.read_text()[-1500:]
+                return (
+                    f"answers {answers[:1]} ... {answers[-1:]}; "
+                    f"{sentinel_topology.describe()}; the server's log: {log}"
+                )
 
             await wait_for(
                 "the API to answer from the new master", api_answers, limit_s=10, seen=seen

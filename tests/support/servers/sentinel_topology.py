@@ -112,6 +112,26 @@ class SentinelTopology:
 
         self._wait(promoted, f"the sentinel to promote port {port}", timeout)
 
+    def describe(self) -> str:
+        """What each server holds and is, for a failing test's message."""
+        said = [f"the sentinel names port {self.master_port_now()}"]
+        for port, process in self.servers.items():
+            if process.poll() is not None:
+                said.append(f"port {port}: ended")
+                continue
+            try:
+                with redis.Redis(port=port, decode_responses=True, socket_timeout=2) as client:
+                    role = client.info("replication")
+                    clients = [c["addr"] for c in client.client_list()]
+                    said.append(
+                        f"port {port}: {role.get('role')} (of {role.get('master_port')}, link "
+                        f"{role.get('master_link_status')}), {client.dbsize()} keys, run "
+                        f"{client.info('server').get('run_id')}, clients {clients}"
+                    )
+            except redis.RedisError as error:
+                said.append(f"port {port}: {error}")
+        return "; ".join(said)
+
     def _server(self, port: int, *extra: str) -> None:
         self.servers[port] = self._spawn(
             "--port",
