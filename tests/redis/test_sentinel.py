@@ -126,6 +126,7 @@ async def test_failover_during_an_action_and_with_a_page_open(
     await asyncio.to_thread(
         sentinel_peer, "add-bulk", "--queue", "mail", "--name", "w", "--count", "2"
     )
+    await asyncio.to_thread(sentinel_topology.replicated)
     server = start_bullpen(sentinel_topology.url, tmp_path / "daphne.log")
     try:
         async with chromium(chromium_path) as browser:
@@ -206,6 +207,7 @@ async def test_the_worker_runner_loses_no_job_across_a_failover(
             await producer.add(queue, "post", {"lines": str(lines), "sleep": 1.0, "log": n % 2})
             for n in range(10)
         ]
+    await asyncio.to_thread(sentinel_topology.replicated)
     worker = WorkerProcess(sentinel_topology.url, tmp_path / "worker.log", queue)
     check = None
     try:

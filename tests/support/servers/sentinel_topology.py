@@ -84,6 +84,15 @@ class SentinelTopology:
         """A direct client of the master of the moment."""
         return redis.Redis(port=self.master_port_now(), decode_responses=True, socket_timeout=2)
 
+    def replicated(self) -> None:
+        """Until the replica has every write the master took (``WAIT``): replication is
+        asynchronous, and a failover loses what the replica has not yet had. (Just after the
+        replica's first sync, the master holds its writes until the replica's first
+        acknowledgement, up to a second or more later.)"""
+        with self.master() as master:
+            if int(master.wait(1, 10_000)) < 1:
+                raise RuntimeError("the replica did not acknowledge the master's writes")
+
     def shut_master_down(self) -> int:
         """``SHUTDOWN NOSAVE`` on the master; returns the port the sentinel will promote."""
         old = self.master_port_now()
