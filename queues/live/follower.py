@@ -125,7 +125,7 @@ class Follower:
         self.progress = ProgressUpdates(self.outbox, self.watching)
         self.logs = LogTails(self.outbox, self.watching)
         self.sampler = MinuteSampler(lambda: bool(self.streams.refs), self.connection)
-        # Job history (queues/history/): recorded whether or not a page is open.
+        # Job history (queues/history/): recorded, so read, whether or not a page is open.
         self.history = HistoryRecorder() if get_config()["HISTORY_RECORDING"] else None
         self.record_history = Periodic(1.0)
         scanner = NewQueueScanner(
