@@ -47,6 +47,9 @@ class Lease:
         self.continued = False
         self.takes_key = f"{key}:takes"
         self.took: int | None = None  # the count of takes when this process last took it
+        # A take was sent and its outcome not yet seen: a cancel or a broken connection after
+        # Redis ran it leaves a lease written in our name that ``held`` knows nothing of.
+        self.maybe_taken = False
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
 
@@ -59,10 +62,12 @@ class Lease:
                 self.held = bool(renewed)
                 lapsed = not renewed
             if not self.held or self.unwritten:
+                self.maybe_taken = True
                 taken = await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms)
                 if taken:
                     alone = await self._count_take()
                 self.held = bool(taken) or (self.unwritten and await self._mine_or_free())
+                self.maybe_taken = False
             self.unwritten = False
         except redis.exceptions.OutOfMemoryError:
             self.unwritten = True
@@ -90,6 +95,7 @@ class Lease:
         return holder is None or holder == self.owner
 
     async def release(self) -> None:
-        if self.held:
-            self.held = False
+        """Give the lease back if it may be ours (compare-and-delete: another holder's stays)."""
+        if self.held or self.maybe_taken:
+            self.held = self.maybe_taken = False
             await self._release(keys=[self.key], args=[self.owner])
