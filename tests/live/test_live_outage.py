@@ -74,21 +74,27 @@ class Gate:
             writer.transport.abort()
 
 
-@pytest.fixture
-async def gate(redis_server: RedisServer) -> AsyncIterator[Gate]:
+@contextlib.asynccontextmanager
+async def opened_gate(redis_server: RedisServer) -> AsyncIterator[Gate]:
     found = Gate(redis_server.port)
     await found.start()
-    yield found
-    await found.close()
+    try:
+        yield found
+    finally:
+        await found.close()
+
+
+@pytest.fixture
+async def gate(redis_server: RedisServer) -> AsyncIterator[Gate]:
+    async with opened_gate(redis_server) as found:
+        yield found
 
 
 @pytest.fixture
 async def page_gate(redis_server: RedisServer) -> AsyncIterator[Gate]:
     """A gate of the page's own, so that each side's tries are counted apart."""
-    found = Gate(redis_server.port)
-    await found.start()
-    yield found
-    await found.close()
+    async with opened_gate(redis_server) as found:
+        yield found
 
 
 async def test_open_pages_hear_at_once_that_redis_went_away(
